@@ -22,8 +22,8 @@ with a time within the file's first and last (the same text, speaker, role, time
 whose digest the file has. Messages without a time are matched only by the resume above: two "ok" with no time, from
 two files, are two messages.
 
-A message an export names by an id (Telegram, Discord, Slack, Google Chat; Messenger by its millisecond and words) is
-also stored with its identity
+A message an export names by an id (Telegram, Discord, Slack, Google Chat, ChatGPT, Claude.ai; Messenger by its
+millisecond and words) is also stored with its identity
 (:func:`hippo.cli.sources.source_id`, ``metadata["source_id"]``), which an edit keeps while its digest changes: a
 stored message of a record's identity that has neither a digest nor the words of any of the file's records of that
 identity is an earlier version of it, deleted in the transaction that stores the last of the file's records
@@ -600,9 +600,10 @@ def _check_batch(batch: int) -> int:
 def cmd_ingest(args: argparse.Namespace) -> int:
     batch = _check_batch(args.batch)
     with open_source(args.file, encoding=args.encoding, timezone=args.timezone) as source:
-        if args.split and source.format not in ("locomo", "slack-export", "telegram-export"):
+        if args.split and source.format not in ("locomo", "slack-export", "telegram-export", "chatgpt", "claude"):
             raise InvalidInput(f"--split applies to LoCoMo files (one namespace per conversation), Slack export "
-                               f"archives (one per channel) and Telegram account exports (one per chat); "
+                               f"archives (one per channel), Telegram account exports (one per chat) and ChatGPT "
+                               f"and Claude.ai exports (one per conversation); "
                                f"{args.file} holds {source.format} messages")
 
         def each() -> Iterator[Record]:
@@ -644,12 +645,15 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    i = sub.add_parser("ingest", help="add messages from JSONL, OpenAI-style messages, a WhatsApp, LINE, iMessage, "
-                                      "Signal, Telegram, Messenger, Instagram, Discord, Slack or Google Chat "
-                                      "export, BEAM chat.json or LoCoMo JSON",
+    i = sub.add_parser("ingest", help="add messages from JSONL, OpenAI-style messages, a ChatGPT or Claude.ai "
+                                      "data export, a WhatsApp, LINE, iMessage, Signal, Telegram, Messenger, "
+                                      "Instagram, Discord, Slack or Google Chat export, BEAM chat.json or LoCoMo "
+                                      "JSON",
                        description="Add the messages of a file: JSONL (hippo or OpenAI-style messages, one per line, "
                                    "or one conversation {messages: [...]} per line), an OpenAI-style message list "
-                                   "([{role, content}] or {messages: [...]}), a WhatsApp chat exported as text (or "
+                                   "([{role, content}] or {messages: [...]}), the data export of ChatGPT or "
+                                   "Claude.ai (the zip, or its conversations.json: the branch each conversation "
+                                   "shows, a session per conversation), a WhatsApp chat exported as text (or "
                                    "the zip iOS exports), a LINE chat exported as text, an iMessage conversation "
                                    "written as text by imessage-exporter, a Signal chat's data.json or chat.md "
                                    "written by signal-export or its text written by signalbackup-tools, a Telegram "
@@ -669,7 +673,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     i.add_argument("--split", action="store_true", help="LoCoMo: one namespace <namespace>.<sample_id> per "
                                                          "conversation; a Slack export: <namespace>.<channel> per "
                                                          "channel; a Telegram account's export: <namespace>.<chat> "
-                                                         "per chat")
+                                                         "per chat; a ChatGPT or Claude.ai export: "
+                                                         "<namespace>.<title> per conversation")
     i.add_argument("--encoding", default="utf-8", help="text encoding of the file (default utf-8), e.g. latin-1")
     i.add_argument("--session", help="session_id for messages that do not carry one")
     i.add_argument("--timezone", metavar="ZONE",
@@ -677,7 +682,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "America/New_York) or an offset (+05:30; a negative one as --timezone=-04:00 or "
                         "UTC-04:00). WhatsApp's, LINE's, iMessage's and Signal's times (and Telegram's without "
                         "date_unixtime) are read as that zone's clock, each with its offset of the day; the "
-                        "instants of Telegram, Messenger, Discord, Slack and Google Chat take it as the calendar "
+                        "instants of Telegram, Messenger, Discord, Slack, Google Chat, ChatGPT and Claude.ai take "
+                        "it as the calendar "
                         "their days are read on. "
                         "Without it, times without an offset are read as UTC")
     i.set_defaults(func=cmd_ingest)

@@ -41,12 +41,19 @@ Formats, told apart by their content (never by the file name):
   (JSONL: ``{"date", "sender", "body", "quote", "reactions", "attachments", "deleted", ...}``) or its ``chat.md``
   (``[2024-03-12 09:05:33] Ann: text`` and two spaces, an empty line after each message), or as signalbackup-tools
   exports it as text (``[Mar 12, 2024 09:05:33] <Ann> text``).
-  Each message is stored
-  with its sender as speaker and its time, without a session id: recall groups them into sittings by the pauses
-  between them. ``timezone`` (``hippo ingest --timezone``) names the zone such an export was written in: the
-  phone's wall-clock times are read on that zone's clock, the instants take its offset (:func:`in_zone`). Each
-  such record carries its :func:`source_digest` (``Record.digest``), which ``hippo ingest`` stores in the message's
-  metadata and matches first when the same chat is ingested again.
+* **Assistants.** The ``conversations.json`` of a ChatGPT data export (a list of conversations, each a ``mapping``
+  of messages in a tree and its ``current_node``: the branch it shows is read, :func:`chatgpt_records`) or of a
+  Claude.ai export (a list of ``{"uuid", "name", "chat_messages"}``, :func:`claude_records`), or the zip either
+  hands over, whose ``conversations.json`` (or ``conversations-000.json``, ... of a large export) is read. Each
+  conversation is a session (``session_id`` its id, its title in ``metadata["title"]``), each message stored with
+  its role and its time, all conversations in one time line, each conversation its group (``--split``: a namespace
+  per conversation); read a conversation at a time, never the whole document as objects. Their messages carry a
+  digest and an identity (the conversation's id and the message's) like the chat apps' below.
+* A chat app's message is stored with its sender as speaker and its time, without a session id: recall groups
+  them into sittings by the pauses between them. ``timezone`` (``hippo ingest --timezone``) names the zone such an
+  export was written in: the phone's wall-clock times are read on that zone's clock, the instants take its offset
+  (:func:`in_zone`). Each such record carries its :func:`source_digest` (``Record.digest``), which ``hippo ingest``
+  stores in the message's metadata and matches first when the same chat is ingested again.
 
 A zip archive holding one such file (iOS exports a WhatsApp chat as a zip with ``_chat.txt``) is read as that file;
 of several, the one named ``_chat.txt`` or named as the archive is the chat, the others documents sent in it.
@@ -106,8 +113,8 @@ Path = tuple  # keys and indexes from the document root to an object
 # The metadata key under which ``hippo ingest`` stores a chat app message's :func:`source_digest`.
 DIGEST_KEY = "source_digest"
 # The metadata key under which it stores the identity of a message that an export names by an id of its own
-# (Telegram, Discord, Slack, Google Chat; Messenger by its millisecond and words): the same after the message is
-# edited (or its sender renamed), so a later export's edited version
+# (Telegram, Discord, Slack, Google Chat, ChatGPT, Claude.ai; Messenger by its millisecond and words): the same after
+# the message is edited (or its sender renamed), so a later export's edited version
 # replaces the one stored (:func:`source_id`).
 SOURCE_ID_KEY = "source_id"
 # The metadata keys the readers of this module write from what a file says (with DIGEST_KEY and SOURCE_ID_KEY): the
@@ -116,7 +123,7 @@ SOURCE_ID_KEY = "source_id"
 READ_KEYS = frozenset({
     DIGEST_KEY, SOURCE_ID_KEY, "attachments", "bot", "channel", "chat", "chat_id", "dia_id", "discord_id", "edited",
     "embeds", "forwarded_from", "from_id", "google_chat_id", "link", "pinned", "quote", "reactions", "reply_to",
-    "slack_ts", "stickers", "telegram_id", "thread_ts", "topic_id"})
+    "slack_ts", "stickers", "telegram_id", "thread_ts", "topic_id", "title", "chatgpt_id", "claude_id", "model"})
 
 
 class SourceError(Exception):
@@ -427,6 +434,9 @@ def _source_of(file: str, data: bytes, encoding: str) -> Source:
         archive = _read_slack_archive(file, data, encoding)
         if archive is not None:
             return archive
+        archive = _read_assistant_archive(file, data, encoding)
+        if archive is not None:
+            return archive
     file, data = _unzipped(file, data)
     text = _decode(file, data, encoding)
     del data  # the text is all that is read from here on
@@ -451,6 +461,9 @@ def _source_of(file: str, data: bytes, encoding: str) -> Source:
         src = Source(file, "signal", text)
         src.records.extend(_signal_txt_records(src, lambda: _iter_lines(text)))
         return src
+    kind = _assistant_kind(text) if first.lstrip("\ufeff").lstrip().startswith("[") else None
+    if kind is not None:
+        return _read_assistant_export(file, text, kind)
     if first.lstrip().startswith("{"):
         try:
             head = json.loads(first)
@@ -460,7 +473,8 @@ def _source_of(file: str, data: bytes, encoding: str) -> Source:
             src = Source(file, "signal", text)
             src.records.extend(_signal_records(src, lambda: _iter_lines(text)))
             return src
-        if isinstance(head, dict) and not ("messages" in head or "conversation" in head or "chats" in head):
+        if isinstance(head, dict) and not ("messages" in head or "conversation" in head or "chats" in head
+                                           or _conversation_kind(head) is not None):
             return _read_jsonl(file, text)
         if isinstance(head, dict) and "messages" in head and text.strip() != first.strip():
             # a whole JSON object on the first line and more after it: no single document but JSONL of
@@ -691,7 +705,8 @@ def _stream_source(file: str, fd: int, codec: codecs.CodecInfo, encoding: str) -
         src.format = "signal"
         src._stream = lambda: _signal_records(src, lines)
         return src
-    if isinstance(head, dict) and not ("messages" in head or "conversation" in head or "chats" in head):
+    if isinstance(head, dict) and not ("messages" in head or "conversation" in head or "chats" in head
+                                       or _conversation_kind(head) is not None):
         src.format = "export" if head.get("format") == EXPORT_FORMAT else "jsonl"
         src._stream = lambda: _jsonl_records(src, lines)
         return src
@@ -705,9 +720,10 @@ def _stream_source(file: str, fd: int, codec: codecs.CodecInfo, encoding: str) -
 # ------------------------------------------------------------------------------------------------- time zones
 
 # The formats of chat apps, whose times are the phone's wall clock (WhatsApp, Telegram's "date") or an instant
-# (Telegram's "date_unixtime", Messenger's "timestamp_ms", Discord's ISO times, Slack's "ts")
+# (Telegram's "date_unixtime", Messenger's "timestamp_ms", Discord's ISO times, Slack's "ts", ChatGPT's
+# "create_time", Claude.ai's "created_at")
 CHAT_FORMATS = ("whatsapp", "telegram", "telegram-export", "messenger", "discord", "slack", "slack-export",
-                "google-chat", "line", "imessage", "signal")
+                "google-chat", "line", "imessage", "signal", "chatgpt", "claude")
 # an offset as people type it on a command line: "UTC+05:30", "+5", "-4:00" (read in the form time_zone reads)
 _TYPED_OFFSET = re.compile(r"(?:UTC)?([+-])(\d{1,2})(?::?(\d{2}))?", re.IGNORECASE)
 
@@ -761,7 +777,8 @@ def zoned(src: Source, records: Iterable[Record], zone: tzinfo, name: str) -> It
     """:func:`in_zone` one record at a time: each record of ``records`` read in ``zone`` (in place), then yielded."""
     if src.format not in CHAT_FORMATS:
         raise InvalidInput(f"--timezone applies to the exports of chat apps (WhatsApp, Telegram, Messenger, "
-                           f"Instagram, Discord, Slack, Google Chat, LINE, iMessage, Signal); {src.file} holds "
+                           f"Instagram, Discord, Slack, Google Chat, LINE, iMessage, Signal) and of ChatGPT and "
+                           f"Claude.ai; {src.file} holds "
                            f"{src.format} messages, whose timestamps are read with the offset they are written with "
                            f"(2024-03-12T23:30:00-04:00), as UTC without one")
     latest: datetime | None = None  # the last wall-clock time read, as an instant
@@ -1289,6 +1306,9 @@ def _convert_document(doc: Any) -> tuple[str, list[Record]]:
             return "messages", [Record(openai_item(m, ("messages", k)), ("messages", k)) for k, m in enumerate(msgs)]
         if "conversation" in doc:
             return "locomo", list(locomo_records(doc, ()))
+        kind = _conversation_kind(doc)
+        if kind is not None:  # one conversation of a ChatGPT or Claude.ai export, as a file of its own
+            return kind, _one_time_line([(chatgpt_records if kind == "chatgpt" else claude_records)(doc, ())])
         if isinstance(doc.get("chats"), dict) and "list" in doc["chats"]:
             # Telegram's export of a whole account (Settings, "Export Telegram data"): result.json too, its chats
             # under "chats" (and "left_chats"), each as the export of one chat writes it
@@ -2947,4 +2967,465 @@ def _read_slack_archive(file: str, data: bytes, encoding: str) -> Source | None:
         raise InvalidInput(f"{file}: no messages in this Slack export")
     # one time line across the channels; a channel's own messages keep their order
     out.records.sort(key=lambda rec: rec.item["timestamp"])
+    return out
+
+
+# ------------------------------------------------------------------------------------------------- assistant exports
+
+# The data exports of ChatGPT (Settings, Data controls, Export data) and of Claude.ai (Settings, Privacy, Export data):
+# zips holding conversations.json, a list of conversations, beside other files (user.json, message_feedback.json,
+# shared_conversations.json, chat.html and the images for ChatGPT; users.json and projects.json for Claude).
+# conversations.json, or, in a large export, the files it is cut into: conversations-000.json, ...
+_CONVERSATION_FILE = re.compile(r"^conversations(?:-\d+)?\.json$")
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+# ChatGPT's content kinds that are no part of what the conversation showed: the model's reasoning and its summary
+# ("Thought for 38s"), the custom instructions sent at the head of every conversation, the saved memories given to
+# the model
+_CHATGPT_UNSAID = {"thoughts", "reasoning_recap", "user_editable_context", "model_editable_context"}
+_CHATGPT_ROLES = ("user", "assistant", "system", "tool")
+_CLAUDE_ROLES = {"human": "user", "assistant": "assistant"}
+_CLAUDE_ROOT = "00000000-0000-4000-8000-000000000000"  # the parent_message_uuid of a conversation's first message
+
+
+def _read_assistant_archive(file: str, data: bytes, encoding: str) -> Source | None:
+    """A ChatGPT or Claude.ai export zip: its ``conversations.json`` (at its top, or inside one folder), or the
+    files a large export is cut into, ``conversations-000.json``, ``conversations-001.json``, ... (each a list of
+    conversations), read in that order as one; errors name the file inside the archive. None for another zip, and
+    for a zip whose one such file holds no ChatGPT or Claude.ai conversations (read as the zip's one file is)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = sorted((info for info in archive.infolist() if not info.is_dir()
+                              and _CONVERSATION_FILE.match(posixpath.basename(info.filename))
+                              and info.filename.count("/") <= 1 and not info.filename.startswith("__MACOSX/")),
+                             key=lambda info: info.filename)
+            if not members:
+                return None
+            folder = posixpath.dirname(members[0].filename)
+            members = [info for info in members if posixpath.dirname(info.filename) == folder]
+            declared = sum(info.file_size for info in members)
+            if declared > MAX_UNZIPPED:
+                raise InvalidInput(f"{file}: its conversations unpack to {_size(declared, MAX_UNZIPPED)} (as the "
+                                   f"archive declares), more than the {_size(MAX_UNZIPPED, declared)} hippo ingest "
+                                   f"unpacks from a zip archive; unzip it and ingest its files one at a time")
+            room = MAX_UNZIPPED
+            parts: list[Source] = []
+            for info in members:
+                shown = f"{file} ({info.filename})"
+                raw = _unpacked(file, archive, info, room)
+                room -= len(raw)
+                text = _decode(shown, raw, encoding)
+                del raw
+                kind = _assistant_kind(text)
+                if kind is None:
+                    if len(members) == 1:
+                        return None
+                    raise InvalidInput(f"{shown}: not a list of ChatGPT or Claude.ai conversations")
+                if parts and kind != parts[0].format:
+                    raise InvalidInput(f"{shown}: {kind} conversations beside {parts[0].format} ones in "
+                                       f"{parts[0].file}")
+                parts.append(Source(shown, kind, text))
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, OSError, EOFError) as exc:
+        raise InvalidInput(f"{file}: a damaged or unsupported zip archive: {exc}") from None
+    return _assistant_source(Source(file, parts[0].format, ""), parts)
+
+
+def _json_items(file: str, text: str) -> Iterator[tuple[int, Any]]:
+    """The items of the JSON list ``text`` holds, one at a time and each parsed once: a list of thousands of
+    conversations is never held as one object. Errors name the line and column as :func:`_load_document` does."""
+    decoder = json.JSONDecoder()
+    at = _JSON_SPACE.match(text, text.startswith("\ufeff")).end()
+
+    def fail(msg: str, pos: int) -> InvalidInput:
+        return InvalidInput(f"{file}:{text.count(chr(10), 0, pos) + 1}: not valid JSON ({msg} at column "
+                            f"{pos - (text.rfind(chr(10), 0, pos) + 1) + 1})")
+
+    if not text.startswith("[", at):
+        raise fail("expected '['", at)
+    at = _JSON_SPACE.match(text, at + 1).end()
+    if text.startswith("]", at):
+        end = at + 1
+    else:
+        k = 0
+        while True:
+            try:
+                item, at = decoder.raw_decode(text, at)
+            except json.JSONDecodeError as exc:
+                raise fail(exc.msg, exc.pos) from None
+            except RecursionError:
+                raise InvalidInput(f"{file}:{_deep_line(text[at:]) + text.count(chr(10), 0, at)}: JSON nested too "
+                                   f"deeply to read") from None
+            yield k, item
+            k += 1
+            at = _JSON_SPACE.match(text, at).end()
+            if text.startswith(",", at):
+                at = _JSON_SPACE.match(text, at + 1).end()
+                continue
+            if not text.startswith("]", at):
+                raise fail("expected ',' or ']'", at)
+            end = at + 1
+            break
+    end = _JSON_SPACE.match(text, end).end()
+    if end != len(text):
+        raise fail("extra data", end)
+
+
+def _assistant_kind(text: str) -> str | None:
+    """"chatgpt" or "claude" when ``text`` is the ``conversations.json`` of one's export (a JSON list of
+    conversations: ChatGPT's with a ``mapping`` of messages, Claude's with ``chat_messages``), else None. Only the
+    first conversation is read."""
+    at = _JSON_SPACE.match(text, text.startswith("\ufeff")).end()
+    if not text.startswith("[", at):
+        return None
+    at = _JSON_SPACE.match(text, at + 1).end()
+    if not text.startswith("{", at):
+        return None
+    try:
+        first, _ = json.JSONDecoder().raw_decode(text, at)
+    except (ValueError, RecursionError):
+        return None
+    return _conversation_kind(first)
+
+
+def _conversation_kind(obj: Any) -> str | None:
+    if isinstance(obj, dict) and "mapping" in obj and ("current_node" in obj or "conversation_id" in obj):
+        return "chatgpt"
+    if isinstance(obj, dict) and "chat_messages" in obj and "uuid" in obj:
+        return "claude"
+    return None
+
+
+def _read_assistant_export(file: str, text: str, kind: str) -> Source:
+    """A ChatGPT or Claude.ai ``conversations.json``, a conversation at a time (:func:`_json_items`)."""
+    src = Source(file, kind, text)
+    return _assistant_source(src, [src])
+
+
+def _assistant_source(out: Source, parts: list[Source]) -> Source:
+    """``out`` with the conversations of ``parts`` (files of conversations, each its ``text``), one at a time, as
+    records: in one time line, each conversation's group its title, or its title and id when two have it."""
+    read = chatgpt_records if out.format == "chatgpt" else claude_records
+    conversations: list[list[Record]] = []
+    for part in parts:
+        try:
+            for k, conv in _json_items(part.file, part.text):
+                records = read(conv, (k,))
+                for rec in records:
+                    _check_depth(rec.item, rec.path)
+                    rec.origin = part
+                conversations.append(records)
+        except SourceError as exc:
+            raise part.error(exc.path, exc.message, exc.field) from None
+    named: dict[str, set[str]] = {}  # group -> the conversations of that title
+    for records in conversations:
+        for rec in records[:1]:
+            named.setdefault(rec.group, set()).add(rec.item["session_id"])
+    for records in conversations:  # two conversations of one title are told apart by their ids
+        for rec in records:
+            if len(named[rec.group]) > 1:
+                rec.group = f"{rec.group} ({rec.item['session_id']})"
+    out.records = _one_time_line(conversations)
+    if not out.records:
+        raise InvalidInput(f"{out.file}: the export holds no messages")
+    return out
+
+
+def _one_time_line(conversations: Iterable[list[Record]]) -> list[Record]:
+    """The messages of every conversation in one time line; a conversation's own keep their order (a message may
+    be written a moment before the one it follows: it is placed at the latest time before it)."""
+    out: list[tuple[datetime, int, Record]] = []
+    for records in conversations:
+        latest: datetime | None = None
+        for rec in records:
+            when = rec.item.get("timestamp")
+            latest = when if latest is None or (when is not None and when > latest) else latest
+            out.append((latest or datetime.min.replace(tzinfo=timezone.utc), len(out), rec))
+    out.sort(key=lambda t: (t[0], t[1]))
+    return [rec for _, _, rec in out]
+
+
+def _conversation_group(title: str | None, ident: str) -> str:
+    """A conversation's group (``--split``: its namespace is ``<namespace>.<group>``): its title, spaces folded,
+    ``conversation <id>`` without one."""
+    name = " ".join(title.split()) if isinstance(title, str) else ""
+    return name or f"conversation {ident}"
+
+
+def _epoch(value: Any, path: Path, key: str) -> datetime | None:
+    """ChatGPT's times: seconds since 1970 (UTC) with a fraction; null for none."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SourceError(path, f"field {key!r} must be seconds since 1970 (a number) or null, got {_kind(value)}",
+                          key)
+    try:
+        return datetime.fromtimestamp(value, timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        raise SourceError(path, f"field {key!r} is no time hippo can store: {value!r}", key) from None
+
+
+def _id_field(obj: dict, keys: tuple[str, ...], path: Path) -> str:
+    for key in keys:
+        value = obj.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    raise SourceError(path, f"field {keys[0]!r} must be a non-empty string, got {_kind(obj.get(keys[0]))}", keys[0])
+
+
+def _chatgpt_branch(conv: dict, path: Path) -> list[tuple[str, dict]]:
+    """The nodes of the branch the conversation shows, from its first to its ``current_node``: the export holds every
+    branch (a regenerated answer, a prompt edited), each node naming its ``parent``. Without a ``current_node``, the
+    branch of the last node the mapping lists without children."""
+    mapping = conv.get("mapping")
+    if not isinstance(mapping, dict):
+        raise SourceError(path, f"field 'mapping' must be an object of messages, got {_kind(mapping)}", "mapping")
+    current = conv.get("current_node")
+    if current is None:
+        leaves = [key for key, node in mapping.items() if isinstance(node, dict) and not node.get("children")]
+        if not leaves:
+            return []
+        current = leaves[-1]
+    if not isinstance(current, str) or current not in mapping:
+        raise SourceError(path, f"field 'current_node' must name a node of 'mapping', got {current!r}", "current_node")
+    branch: list[tuple[str, dict]] = []
+    seen: set[str] = set()
+    key: Any = current
+    while key is not None:
+        node = mapping.get(key) if isinstance(key, str) else None
+        if not isinstance(node, dict):
+            where = (*path, "mapping", branch[-1][0]) if branch else path
+            raise SourceError(where, f"a node's parent {key!r} is not a node of 'mapping'", "parent")
+        if key in seen:
+            raise SourceError((*path, "mapping", key), "the nodes' parents go round in a circle", "parent")
+        seen.add(key)
+        branch.append((key, node))
+        key = node.get("parent")
+    branch.reverse()
+    return branch
+
+
+def _chatgpt_parts(parts: Any, path: Path) -> list[str]:
+    """The words of a message's ``parts``: strings, an audio's transcription; an image leaves ``[image]``; other media
+    (the audio itself, a video) nothing."""
+    if parts is None:
+        return []
+    if not isinstance(parts, list):
+        raise SourceError(path, f"field 'content.parts' must be a list, got {_kind(parts)}", "content")
+    out = []
+    for part in parts:
+        if isinstance(part, str):
+            out.append(part)
+        elif isinstance(part, dict):
+            kind = part.get("content_type")
+            if kind == "image_asset_pointer":
+                out.append("[image]")
+            elif isinstance(part.get("text"), str):  # audio_transcription, and parts of words to come
+                out.append(part["text"])
+    return out
+
+
+def _chatgpt_text(content: Any, path: Path) -> str | None:
+    """What a ChatGPT message's ``content`` shows; None for the kinds left out (:data:`_CHATGPT_UNSAID`)."""
+    if not isinstance(content, dict):
+        raise SourceError(path, f"field 'content' must be an object, got {_kind(content)}", "content")
+    kind = content.get("content_type")
+    if kind in _CHATGPT_UNSAID:
+        return None
+    if kind in ("text", "multimodal_text"):
+        pieces = _chatgpt_parts(content.get("parts"), path)
+    elif kind == "tether_browsing_display":  # a web page or search results as the browsing tool gave them
+        pieces = [v for v in (content.get("result"), content.get("summary")) if isinstance(v, str)][:1]
+    elif kind == "tether_quote":
+        pieces = [v for v in (content.get("title"), content.get("text")) if isinstance(v, str)]
+    else:  # code, execution_output, system_error, and kinds to come: their text, or their parts
+        pieces = ([content["text"]] if isinstance(content.get("text"), str)
+                  else _chatgpt_parts(content.get("parts"), path) if isinstance(content.get("parts"), list) else [])
+    return "\n".join(p for p in pieces if p.strip())
+
+
+def chatgpt_records(conv: Any, path: Path) -> list[Record]:
+    """One conversation of a ChatGPT export (``{"title", "create_time", "mapping": {id: {"message", "parent",
+    "children"}}, "current_node", "conversation_id"}``): the messages of the branch it shows (:func:`_chatgpt_branch`),
+    each with its author's role (``user``, ``assistant``, ``system``, ``tool``), a tool's name (``python``,
+    ``browser``) as speaker, its ``create_time`` (else the time of the message before it, else the conversation's),
+    the conversation's id as session and ``metadata = {"title", "chatgpt_id"}`` plus the assistant's ``model`` and the
+    names of files attached. Text parts are joined, an image leaves ``[image]``; code and a tool's output are their
+    text; an assistant's message to a tool (``recipient`` not ``all``) is the line ``[tool call <recipient>(<text>)]``.
+    Left out: messages hidden from the conversation (``is_visually_hidden_from_conversation``: the system prompt,
+    the custom instructions), the model's reasoning (``thoughts``, ``reasoning_recap``, the ``analysis`` channel),
+    the custom instructions and saved memories given to the model, and messages without words."""
+    if not isinstance(conv, dict):
+        raise SourceError(path, f"expected a conversation object, got {_kind(conv)}")
+    cid = _id_field(conv, ("conversation_id", "id"), path)
+    title = conv.get("title")
+    if title is not None and not isinstance(title, str):
+        raise SourceError(path, f"field 'title' must be a string, got {_kind(title)}", "title")
+    latest = _epoch(conv.get("create_time"), path, "create_time")
+    group = _conversation_group(title, cid)
+    out: list[Record] = []
+    for key, node in _chatgpt_branch(conv, path):
+        msg = node.get("message")
+        at = (*path, "mapping", key)
+        if msg is None:
+            continue
+        if not isinstance(msg, dict):
+            raise SourceError(at, f"field 'message' must be an object or null, got {_kind(msg)}", "message")
+        at = (*at, "message")
+        author = msg.get("author")
+        role = author.get("role") if isinstance(author, dict) else None
+        if role not in _CHATGPT_ROLES:
+            raise SourceError(at, f"field 'author.role' must be one of {list(_CHATGPT_ROLES)}, got {role!r}", "author")
+        when = _epoch(msg.get("create_time"), at, "create_time")
+        latest = when or latest
+        meta = msg.get("metadata")
+        if meta is not None and not isinstance(meta, dict):
+            raise SourceError(at, f"field 'metadata' must be an object, got {_kind(meta)}", "metadata")
+        meta = meta or {}
+        if meta.get("is_visually_hidden_from_conversation") is True or msg.get("channel") == "analysis":
+            continue
+        text = _chatgpt_text(msg.get("content"), at)
+        if text is None:
+            continue
+        recipient = msg.get("recipient")
+        if role == "assistant" and isinstance(recipient, str) and recipient not in ("all", "") and text.strip():
+            text = f"[tool call {recipient}({text})]"
+        names = [a["name"] for a in meta.get("attachments") or () if isinstance(a, dict)
+                 and isinstance(a.get("name"), str) and a["name"].strip()] if isinstance(meta.get("attachments"),
+                                                                                           list) else []
+        if not text.strip():
+            if not names:
+                continue
+            text = "\n".join(f"[file: {name}]" for name in names)
+        metadata: dict[str, Any] = {"title": title} if title else {}
+        metadata["chatgpt_id"] = key
+        if role == "assistant" and isinstance(meta.get("model_slug"), str):
+            metadata["model"] = meta["model_slug"]
+        if names:
+            metadata["attachments"] = names
+        item: dict[str, Any] = {"text": text, "role": role, "timestamp": latest, "session_id": cid,
+                                "metadata": metadata}
+        name = author.get("name")
+        if isinstance(name, str) and name.strip():
+            item["speaker"] = name.strip()
+        # which message it is as the export wrote it: its conversation, node and what it says; not the title (a
+        # conversation renamed keeps its messages)
+        raw = {"conversation": cid, "id": key, **_picked(msg, ("author", "create_time", "content", "recipient"))}
+        out.append(Record(item, at, group=group, digest=source_digest("chatgpt", raw),
+                          ident=source_id("chatgpt", {"conversation": cid, "id": key})))
+    return out
+
+
+def _claude_branch(msgs: list, path: Path) -> list[tuple[int, Any]]:
+    """The messages of the branch a Claude.ai conversation shows, with their places in ``chat_messages``: the list
+    as written, or, when its messages name their ``parent_message_uuid`` and two answer one (a prompt edited, an
+    answer retried), the branch of the last message of the list."""
+    indexed = list(enumerate(msgs))
+    by_id = {m["uuid"]: (k, m) for k, m in indexed if isinstance(m, dict) and isinstance(m.get("uuid"), str)}
+    parents = [m.get("parent_message_uuid") for _, m in indexed if isinstance(m, dict)]
+    if not indexed or len(by_id) != len(indexed) or not all(isinstance(p, str) for p in parents) \
+            or len(set(parents)) == len(parents):
+        return indexed
+    branch: list[tuple[int, Any]] = []
+    seen: set[str] = set()
+    k, m = indexed[-1]
+    while True:
+        if m["uuid"] in seen:
+            raise SourceError((*path, "chat_messages", k), "the messages' parents go round in a circle",
+                              "parent_message_uuid")
+        seen.add(m["uuid"])
+        branch.append((k, m))
+        parent = m["parent_message_uuid"]
+        if parent not in by_id:
+            break
+        k, m = by_id[parent]
+    branch.reverse()
+    return branch
+
+
+def _claude_text(msg: dict, path: Path) -> str:
+    """What a Claude.ai message shows: its ``content`` blocks in order (text; a tool's use as the line
+    ``[tool call name(input)]`` and its result's text; the model's ``thinking`` left out), else its ``text``."""
+    content = msg.get("content")
+    if content is None or content == []:
+        return _optional_text(msg, "text", path)
+    if not isinstance(content, list):
+        raise SourceError(path, f"field 'content' must be a list of content blocks, got {_kind(content)}", "content")
+    pieces = []
+    for k, block in enumerate(content):
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            raise SourceError(path, f"field 'content[{k}]' must be a content block with a 'type'", "content")
+        kind = block["type"]
+        if kind == "text" and isinstance(block.get("text"), str):
+            pieces.append(block["text"])
+        elif kind == "tool_use":
+            name = block.get("name") if isinstance(block.get("name"), str) else "tool"
+            args = block.get("input", {})
+            args = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+            pieces.append(f"[tool call {name}({args})]")
+        elif kind == "tool_result":
+            said = _content_text(block.get("content"), path, f"content[{k}].content")
+            if said.strip():
+                pieces.append(said)
+        elif kind not in ("thinking", "redacted_thinking", "token_budget") and isinstance(block.get("text"), str):
+            pieces.append(block["text"])
+    return "\n".join(p for p in pieces if p.strip())
+
+
+def claude_records(conv: Any, path: Path) -> list[Record]:
+    """One conversation of a Claude.ai export (``{"uuid", "name", "created_at", "chat_messages": [{"uuid", "sender",
+    "created_at", "text", "content", "attachments", "files", "parent_message_uuid"}]}``): the messages of the branch it
+    shows (:func:`_claude_branch`), ``human`` as role ``user``, ``assistant`` as ``assistant``, no speaker, the
+    message's ``created_at``, the conversation's uuid as session, ``metadata = {"title", "claude_id"}`` plus the names
+    of the files attached. The text is the content blocks' (:func:`_claude_text`), then each attachment's text as the
+    export extracted it, after a line ``[file: <name>]``; a file without extracted text leaves that line alone."""
+    if not isinstance(conv, dict):
+        raise SourceError(path, f"expected a conversation object, got {_kind(conv)}")
+    cid = _id_field(conv, ("uuid",), path)
+    title = conv.get("name")
+    if title is not None and not isinstance(title, str):
+        raise SourceError(path, f"field 'name' must be a string, got {_kind(title)}", "name")
+    msgs = conv.get("chat_messages")
+    if not isinstance(msgs, list):
+        raise SourceError(path, f"field 'chat_messages' must be a list, got {_kind(msgs)}", "chat_messages")
+    group = _conversation_group(title, cid)
+    out: list[Record] = []
+    for k, msg in _claude_branch(msgs, path):
+        at = (*path, "chat_messages", k)
+        if not isinstance(msg, dict):
+            raise SourceError(at, f"expected a message object, got {_kind(msg)}")
+        mid = _id_field(msg, ("uuid",), at)
+        role = _CLAUDE_ROLES.get(msg.get("sender")) if isinstance(msg.get("sender"), str) else None
+        if role is None:
+            raise SourceError(at, f"field 'sender' must be 'human' or 'assistant', got {msg.get('sender')!r}",
+                              "sender")
+        when = _iso_time(msg.get("created_at"), at, "created_at")
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        pieces = [_claude_text(msg, at)]
+        names = []
+        for key in ("attachments", "files"):
+            files = msg.get(key)
+            if files is None:
+                continue
+            if not isinstance(files, list):
+                raise SourceError(at, f"field {key!r} must be a list, got {_kind(files)}", key)
+            for f in files:
+                if not isinstance(f, dict):
+                    raise SourceError(at, f"field {key!r} must hold objects, got {_kind(f)}", key)
+                name = f.get("file_name") if isinstance(f.get("file_name"), str) else "file"
+                names.append(name)
+                said = f.get("extracted_content")
+                pieces.append(f"[file: {name}]\n{said}" if isinstance(said, str) and said.strip()
+                              else f"[file: {name}]")
+        text = "\n\n".join(p for p in pieces if p.strip())
+        if not text.strip():
+            continue
+        metadata: dict[str, Any] = {"title": title} if title else {}
+        metadata["claude_id"] = mid
+        if names:
+            metadata["attachments"] = names
+        item = {"text": text, "role": role, "timestamp": when, "session_id": cid, "metadata": metadata}
+        raw = {"conversation": cid, **_picked(msg, ("uuid", "sender", "created_at", "text", "content",
+                                                    "attachments", "files"))}
+        out.append(Record(item, at, group=group, digest=source_digest("claude", raw),
+                          ident=source_id("claude", {"conversation": cid, "uuid": mid})))
     return out
