@@ -397,3 +397,18 @@ def test_timezone_gives_an_assistant_exports_instants_the_zones_calendar(tmp_pat
     assert got[0]["timestamp"] == "2024-03-12T03:53:21.250000-04:00"
     assert [datetime.fromisoformat(m["timestamp"]) for m in got] == [
         datetime.fromisoformat(m["timestamp"]) for m in PORTO]
+
+
+def test_a_claude_tool_result_of_any_blocks_keeps_their_words(tmp_path, capsys) -> None:
+    """A tool's result in a Claude.ai export holds what the tool gave back: pages a web search found (a title, a
+    link, words, under a type of the app's own or none), images. Such blocks were refused as content parts without a
+    'type', and with them the whole export; their titles and words are now kept, the rest left out."""
+    conv = claude_conversation()
+    conv["chat_messages"][1]["content"][3]["content"] = [
+        {"type": "knowledge", "title": "NLL", "url": "https://x.test/nll", "text": "Borrows end at last use."},
+        {"title": "Rust book", "url": "https://x.test/book"},
+        {"type": "image", "source": {"type": "base64", "data": "AAAA"}}]
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", claude_zip(tmp_path / "c.zip", [conv]), "--path", db).code == 0
+    assert stored(db)[1]["text"] == ("The borrow ends too late.\n[tool call web_search({\"query\": \"non-lexical "
+                                     "lifetimes\"})]\nNLL\nBorrows end at last use.\nRust book\nSee NLL.")

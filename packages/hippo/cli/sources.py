@@ -3362,12 +3362,27 @@ def _claude_text(msg: dict, path: Path) -> str:
             args = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
             pieces.append(f"[tool call {name}({args})]")
         elif kind == "tool_result":
-            said = _content_text(block.get("content"), path, f"content[{k}].content")
+            said = _claude_result_text(block.get("content"))
             if said.strip():
                 pieces.append(said)
         elif kind not in ("thinking", "redacted_thinking", "token_budget") and isinstance(block.get("text"), str):
             pieces.append(block["text"])
     return "\n".join(p for p in pieces if p.strip())
+
+
+def _claude_result_text(content: Any) -> str:
+    """The words of a Claude.ai ``tool_result`` block's ``content``: a string, or the ``title`` and ``text`` of its
+    blocks (a page a web search found: its title and words), whatever their ``type``; what else a tool gives back
+    (an image, data of the app's own) leaves nothing, and refuses nothing."""
+    if isinstance(content, str):
+        return content
+    pieces = []
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, str):
+            pieces.append(block)
+        elif isinstance(block, dict):
+            pieces.extend(v for v in (block.get("title"), block.get("text")) if isinstance(v, str) and v.strip())
+    return "\n".join(pieces)
 
 
 def claude_records(conv: Any, path: Path) -> list[Record]:
