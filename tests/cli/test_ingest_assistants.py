@@ -298,6 +298,7 @@ def test_a_claude_export_without_parents_is_read_in_its_order(tmp_path, capsys) 
     (lambda c: c["mapping"]["u1"].update(parent="lost"), ["parent", "lost"]),
     (lambda c: c.update(mapping=[]), ["'mapping'", "a list"]),
     (lambda c: c["mapping"]["u1"]["message"].update(content="words"), ["'content'", "a string"]),
+    (lambda c: c["mapping"]["u1"]["message"]["content"].update(content_type=["text"]), ["content_type", "a list"]),
 ])
 def test_a_bad_chatgpt_conversation_is_refused_naming_it(tmp_path, capsys, change, needles) -> None:
     conv = porto()

@@ -3228,6 +3228,8 @@ def _chatgpt_text(content: Any, path: Path) -> str | None:
     if not isinstance(content, dict):
         raise SourceError(path, f"field 'content' must be an object, got {_kind(content)}", "content")
     kind = content.get("content_type")
+    if not isinstance(kind, str):
+        raise SourceError(path, f"field 'content.content_type' must be a string, got {_kind(kind)}", "content")
     if kind in _CHATGPT_UNSAID:
         return None
     if kind in ("text", "multimodal_text"):
