@@ -413,3 +413,14 @@ def test_a_claude_tool_result_of_any_blocks_keeps_their_words(tmp_path, capsys) 
     assert cli(capsys, "ingest", claude_zip(tmp_path / "c.zip", [conv]), "--path", db).code == 0
     assert stored(db)[1]["text"] == ("The borrow ends too late.\n[tool call web_search({\"query\": \"non-lexical "
                                      "lifetimes\"})]\nNLL\nBorrows end at last use.\nRust book\nSee NLL.")
+
+
+def test_a_claude_conversation_shows_the_branch_of_its_latest_message(tmp_path, capsys) -> None:
+    """The export does not say which branch a conversation shows: the branch stored is that of its latest message,
+    the one written last, wherever the list puts it (here before a message of the branch left earlier)."""
+    conv = claude_conversation()
+    msgs = conv["chat_messages"]
+    msgs[2:] = [msgs[4], msgs[5], msgs[2], msgs[3]]  # the branch left, written earlier, listed last
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", claude_zip(tmp_path / "c.zip", [conv]), "--path", db).code == 0
+    assert stored(db) == CLAUDE

@@ -3319,16 +3319,25 @@ def chatgpt_records(conv: Any, path: Path) -> list[Record]:
 def _claude_branch(msgs: list, path: Path) -> list[tuple[int, Any]]:
     """The messages of the branch a Claude.ai conversation shows, with their places in ``chat_messages``: the list
     as written, or, when its messages name their ``parent_message_uuid`` and two answer one (a prompt edited, an
-    answer retried), the branch of the last message of the list."""
+    answer retried), the branch of the latest message (by ``created_at``; the last of the list when a time does
+    not read), the one the person wrote or read last."""
     indexed = list(enumerate(msgs))
     by_id = {m["uuid"]: (k, m) for k, m in indexed if isinstance(m, dict) and isinstance(m.get("uuid"), str)}
     parents = [m.get("parent_message_uuid") for _, m in indexed if isinstance(m, dict)]
     if not indexed or len(by_id) != len(indexed) or not all(isinstance(p, str) for p in parents) \
             or len(set(parents)) == len(parents):
         return indexed
+    times = []
+    for _, m in indexed:
+        try:
+            when = parse_iso(m["created_at"].strip())
+        except (AttributeError, KeyError, ValueError):
+            break
+        times.append(when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc))
+    latest = max(range(len(indexed)), key=lambda i: (times[i], i)) if len(times) == len(indexed) else -1
     branch: list[tuple[int, Any]] = []
     seen: set[str] = set()
-    k, m = indexed[-1]
+    k, m = indexed[latest]
     while True:
         if m["uuid"] in seen:
             raise SourceError((*path, "chat_messages", k), "the messages' parents go round in a circle",
