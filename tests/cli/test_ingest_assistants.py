@@ -5,6 +5,7 @@ is written here by hand, and what is stored is checked field by field: speaker, 
 from __future__ import annotations
 
 import json
+import os
 import tracemalloc
 import zipfile
 from datetime import datetime, timezone
@@ -424,3 +425,31 @@ def test_a_claude_conversation_shows_the_branch_of_its_latest_message(tmp_path, 
     db = tmp_path / "s.db"
     assert cli(capsys, "ingest", claude_zip(tmp_path / "c.zip", [conv]), "--path", db).code == 0
     assert stored(db) == CLAUDE
+
+
+def test_the_images_of_an_export_zip_are_not_read(tmp_path, capsys) -> None:
+    """ChatGPT's zip holds every image uploaded or made in its conversations (gigabytes, beside a conversations.json
+    of megabytes), and the whole archive was read into memory to find conversations.json. It is now opened where
+    it lies: reading it holds conversations.json and its messages, not the images."""
+    f = tmp_path / "export.zip"
+    with zipfile.ZipFile(f, "w") as z:
+        z.writestr("conversations.json", json.dumps([porto()]))
+        z.writestr("user.json", "{}")
+        for k in range(8):
+            z.writestr(f"file-{k}-image.png", os.urandom(4 << 20))
+    for opened in (False, True):
+        tracemalloc.start()
+        try:
+            if opened:
+                with sources.open_source(str(f)) as src:
+                    _, peak = tracemalloc.get_traced_memory()
+            else:
+                src = sources.read_source(str(f))
+                _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert len(src.records) == len(PORTO)
+        assert peak < 4 << 20, peak  # less than one of the images
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert stored(db) == PORTO

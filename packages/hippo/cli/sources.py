@@ -86,7 +86,7 @@ import zipfile
 from dataclasses import dataclass, field
 import zoneinfo
 from datetime import datetime, timedelta, timezone, tzinfo
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from hippo import InvalidInput, NotFound
 from hippo.base.timeutil import parse_iso, time_zone, with_utc_offset
@@ -156,7 +156,7 @@ class Source:
     file: str
     format: str                # "jsonl", "export", "messages", "beam", "locomo", "hippo", "whatsapp", "telegram",
                                # "telegram-export", "messenger", "discord", "slack", "slack-export", "google-chat",
-                               # "line", "imessage", "signal"
+                               # "line", "imessage", "signal", "chatgpt", "claude"
     text: str
     records: list[Record] = field(default_factory=list)
     _offsets: dict[int, int] | None = None
@@ -426,7 +426,20 @@ def read_source(file: str, *, encoding: str = "utf-8", timezone: str | tzinfo | 
 
 def _read_source(file: str, encoding: str) -> Source:
     _codec(encoding)
-    return _source_of(file, _file_bytes(file), encoding)
+    with _opening(file):
+        with open(file, "rb") as f:
+            src = _assistant_zip(file, f, encoding)
+    return src if src is not None else _source_of(file, _file_bytes(file), encoding)
+
+
+def _assistant_zip(file: str, f: BinaryIO, encoding: str) -> Source | None:
+    """A ChatGPT or Claude.ai export zip (:func:`_read_assistant_archive`) read from the open file ``f``, a regular
+    file, without reading the archive whole: such a zip holds every image uploaded or made in its conversations,
+    gigabytes of them beside a conversations.json of megabytes. None for another file."""
+    if not stat.S_ISREG(os.fstat(f.fileno()).st_mode) or f.read(4) != b"PK\x03\x04":
+        return None
+    f.seek(0)
+    return _read_assistant_archive(file, f, encoding)
 
 
 def _source_of(file: str, data: bytes, encoding: str) -> Source:
@@ -529,7 +542,10 @@ def open_source(file: str, *, encoding: str = "utf-8", timezone: str | tzinfo | 
         fd = _open_fd(file, cleanup)
         src = _stream_source(file, fd, codec, encoding)
         if src is None:
-            src = _source_of(file, _fd_bytes(fd), encoding)
+            with _opening(file), os.fdopen(os.dup(fd), "rb") as f:
+                src = _assistant_zip(file, f, encoding)
+            if src is None:
+                src = _source_of(file, _fd_bytes(fd), encoding)
             if zone is not None:
                 in_zone(src, zone, timezone if isinstance(timezone, str) else str(zone))
         elif zone is not None:
@@ -2987,13 +3003,13 @@ _CLAUDE_ROLES = {"human": "user", "assistant": "assistant"}
 _CLAUDE_ROOT = "00000000-0000-4000-8000-000000000000"  # the parent_message_uuid of a conversation's first message
 
 
-def _read_assistant_archive(file: str, data: bytes, encoding: str) -> Source | None:
+def _read_assistant_archive(file: str, data: bytes | BinaryIO, encoding: str) -> Source | None:
     """A ChatGPT or Claude.ai export zip: its ``conversations.json`` (at its top, or inside one folder), or the
     files a large export is cut into, ``conversations-000.json``, ``conversations-001.json``, ... (each a list of
     conversations), read in that order as one; errors name the file inside the archive. None for another zip, and
     for a zip whose one such file holds no ChatGPT or Claude.ai conversations (read as the zip's one file is)."""
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        with zipfile.ZipFile(io.BytesIO(data) if isinstance(data, bytes) else data) as archive:
             members = sorted((info for info in archive.infolist() if not info.is_dir()
                               and _CONVERSATION_FILE.match(posixpath.basename(info.filename))
                               and info.filename.count("/") <= 1 and not info.filename.startswith("__MACOSX/")),
