@@ -453,3 +453,14 @@ def test_the_images_of_an_export_zip_are_not_read(tmp_path, capsys) -> None:
     db = tmp_path / "s.db"
     assert cli(capsys, "ingest", f, "--path", db).code == 0
     assert stored(db) == PORTO
+
+
+def test_a_claude_message_whose_blocks_have_no_words_is_its_text(tmp_path, capsys) -> None:
+    """A message whose content blocks hold no words (the model's thinking alone, a text block left empty) while its
+    'text' holds them was left out as a message without words; it is now its text."""
+    conv = claude_conversation()
+    conv["chat_messages"][5]["content"] = [{"type": "thinking", "thinking": "E0502 again"},
+                                           {"type": "text", "text": ""}]
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", claude_zip(tmp_path / "c.zip", [conv]), "--path", db).code == 0
+    assert stored(db) == CLAUDE

@@ -3270,7 +3270,8 @@ def chatgpt_records(conv: Any, path: Path) -> list[Record]:
     text; an assistant's message to a tool (``recipient`` not ``all``) is the line ``[tool call <recipient>(<text>)]``.
     Left out: messages hidden from the conversation (``is_visually_hidden_from_conversation``: the system prompt,
     the custom instructions), the model's reasoning (``thoughts``, ``reasoning_recap``, the ``analysis`` channel),
-    the custom instructions and saved memories given to the model, and messages without words."""
+    the custom instructions and saved memories given to the model wherever they appear, and messages without
+    words."""
     if not isinstance(conv, dict):
         raise SourceError(path, f"expected a conversation object, got {_kind(conv)}")
     cid = _id_field(conv, ("conversation_id", "id"), path)
@@ -3306,9 +3307,9 @@ def chatgpt_records(conv: Any, path: Path) -> list[Record]:
         recipient = msg.get("recipient")
         if role == "assistant" and isinstance(recipient, str) and recipient not in ("all", "") and text.strip():
             text = f"[tool call {recipient}({text})]"
-        names = [a["name"] for a in meta.get("attachments") or () if isinstance(a, dict)
-                 and isinstance(a.get("name"), str) and a["name"].strip()] if isinstance(meta.get("attachments"),
-                                                                                           list) else []
+        attached = meta.get("attachments") if isinstance(meta.get("attachments"), list) else []
+        names = [a["name"] for a in attached if isinstance(a, dict) and isinstance(a.get("name"), str)
+                 and a["name"].strip()]
         if not text.strip():
             if not names:
                 continue
@@ -3324,9 +3325,10 @@ def chatgpt_records(conv: Any, path: Path) -> list[Record]:
         name = author.get("name")
         if isinstance(name, str) and name.strip():
             item["speaker"] = name.strip()
-        # which message it is as the export wrote it: its conversation, node and what it says; not the title (a
-        # conversation renamed keeps its messages)
-        raw = {"conversation": cid, "id": key, **_picked(msg, ("author", "create_time", "content", "recipient"))}
+        # which message it is as the export wrote it: its conversation, node, author and what it says; not the title
+        # (a conversation renamed keeps its messages) nor the metadata the app adds to as it changes
+        raw = {"conversation": cid, "id": key, "author": _picked(author, ("role", "name")),
+               **_picked(msg, ("create_time", "content", "recipient"))}
         out.append(Record(item, at, group=group, digest=source_digest("chatgpt", raw),
                           ident=source_id("chatgpt", {"conversation": cid, "id": key})))
     return out
@@ -3370,7 +3372,8 @@ def _claude_branch(msgs: list, path: Path) -> list[tuple[int, Any]]:
 
 def _claude_text(msg: dict, path: Path) -> str:
     """What a Claude.ai message shows: its ``content`` blocks in order (text; a tool's use as the line
-    ``[tool call name(input)]`` and its result's text; the model's ``thinking`` left out), else its ``text``."""
+    ``[tool call name(input)]`` and its result's text; the model's ``thinking`` left out), else (no blocks, or none
+    with words) its ``text``."""
     content = msg.get("content")
     if content is None or content == []:
         return _optional_text(msg, "text", path)
@@ -3394,7 +3397,8 @@ def _claude_text(msg: dict, path: Path) -> str:
                 pieces.append(said)
         elif kind not in ("thinking", "redacted_thinking", "token_budget") and isinstance(block.get("text"), str):
             pieces.append(block["text"])
-    return "\n".join(p for p in pieces if p.strip())
+    said = "\n".join(p for p in pieces if p.strip())
+    return said if said.strip() else _optional_text(msg, "text", path)
 
 
 def _claude_result_text(content: Any) -> str:
