@@ -35,8 +35,47 @@ def calls_text(calls: list[dict[str, Any]]) -> str:
                      for c in calls)
 
 
+#: the content blocks that hold a message's words: LangChain's and Anthropic's ``text``, OpenAI Responses' ``input_text``
+#: and ``output_text`` (a history kept in the API's own form)
+_TEXT_BLOCKS = ("text", "input_text", "output_text")
+
+
+def content_text(content: Any, *, results: bool = True) -> str:
+    """The words of a message's ``content``: the string itself, or of a list of content blocks the text of its text
+    blocks (:data:`_TEXT_BLOCKS`) and strings, joined as ``BaseMessage.text`` joins them, and a refusal's words;
+    then, each on a line of its own, the output an Anthropic ``tool_result`` block holds (its ``content``: text or
+    blocks; with ``results``). ``BaseMessage.text`` reads only ``text`` blocks: a user's message or an answer given
+    in OpenAI Responses' blocks, and a tool's output in a ``tool_result`` block, had no words. Reasoning
+    (``thinking``, ``reasoning``), media and tool calls (``tool_use``: the message's ``tool_calls``) are no words."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    said: list[str] = []
+    outputs: list[str] = []
+    for block in content:
+        if isinstance(block, str):
+            said.append(block)
+        elif not isinstance(block, dict):
+            continue
+        elif block.get("type") in _TEXT_BLOCKS and isinstance(block.get("text"), str):
+            said.append(block["text"])
+        elif block.get("type") == "refusal" and isinstance(block.get("refusal"), str):
+            said.append(block["refusal"])
+        elif block.get("type") == "tool_result" and results:
+            output = content_text(block.get("content"), results=False).strip()
+            if output:
+                outputs.append(output)
+    return "\n".join(t for t in ("".join(said), *outputs) if t)
+
+
+def message_text(message: BaseMessage) -> str:
+    """The words of ``message`` (:func:`content_text`), stripped."""
+    return content_text(message.content).strip()
+
+
 def _indexable_text(message: BaseMessage) -> str:
-    text = index_text(message.text or "")
+    text = index_text(content_text(message.content))
     if text.strip():
         return text
     calls = getattr(message, "tool_calls", None) or []
@@ -149,7 +188,7 @@ def replayable(messages: list[BaseMessage]) -> list[BaseMessage]:
 
 def _without_calls(message: AIMessage) -> AIMessage:
     """``message`` with its tool calls in its text instead of in ``tool_calls``."""
-    text = "\n".join(t for t in ((message.text or "").strip(), calls_text(message.tool_calls)) if t)
+    text = "\n".join(t for t in (message_text(message), calls_text(message.tool_calls)) if t)
     return AIMessage(content=text, id=message.id, name=message.name)
 
 
@@ -157,7 +196,8 @@ def _told(message: ToolMessage) -> AIMessage:
     """A tool's result without the call it answers, as the assistant's words."""
     tool = message.name or "tool"
     failed = " (error)" if message.status == "error" else ""
-    return AIMessage(content=f"[tool result {tool}{failed}] {message.text or ''}".rstrip(), id=message.id)
+    return AIMessage(content=f"[tool result {tool}{failed}] {message_text(message)}".rstrip(), id=message.id)
 
 
-__all__ = ["TIME_KEY", "now_in", "time_of", "message_to_item", "item_to_message", "replayable"]
+__all__ = ["TIME_KEY", "content_text", "message_text", "now_in", "time_of", "message_to_item", "item_to_message",
+           "replayable"]

@@ -33,7 +33,7 @@ from langchain_hippo._common import (
     query_text,
     raise_invalid_from_validation,
 )
-from langchain_hippo._messages import item_to_message, message_to_item, now_in, replayable
+from langchain_hippo._messages import content_text, item_to_message, message_to_item, now_in, replayable
 from langchain_hippo.chat_history import HippoChatMessageHistory
 
 
@@ -159,7 +159,8 @@ class HippoMemory(BaseMemory):
         if key not in mapping:
             raise MissingKey(f"{name} has no key {key!r}")
         value = mapping[key]
-        return value.text if isinstance(value, BaseMessage) else value if isinstance(value, str) else str(value)
+        return content_text(value.content) if isinstance(value, BaseMessage) else value if isinstance(value, str) \
+            else str(value)
 
     def _input_text(self, inputs: dict[str, Any]) -> str:
         """The chain's input as hippo can ask it (:func:`query_text`: an escape code or an over-long paste does

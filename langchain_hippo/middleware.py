@@ -65,7 +65,7 @@ from langgraph.runtime import Runtime
 from hippo import Changed, InvalidInput, epoch_of, message_time, time_zone
 from langchain_hippo._common import (acall, check_bool, check_key, check_memory, check_positive_int, custom_namespace,
                                      index_text, message_chars, query_text, store_key)
-from langchain_hippo._messages import TIME_KEY, calls_text, now_in, time_of
+from langchain_hippo._messages import TIME_KEY, calls_text, message_text, now_in, time_of
 
 DEFAULT_TEMPLATE = (
     "Relevant memories from earlier conversations (verbatim, with speaker and date; use them when they help):\n"
@@ -258,11 +258,6 @@ def _current_config() -> Mapping[str, Any] | None:
         return get_config() or {}
     except RuntimeError:
         return None
-
-
-def message_text(message: BaseMessage) -> str:
-    """The plain text of a message (text blocks joined), stripped."""
-    return (message.text or "").strip()
 
 
 def is_notification(message: BaseMessage) -> bool:

@@ -424,3 +424,72 @@ def test_settings_changed_on_a_made_history_or_memory_are_checked_and_used(memor
         with pytest.raises(hippo.InvalidInput, match=name):
             setattr(target, name, value)
         assert getattr(target, name) == before
+
+
+def _block_messages() -> list:
+    """Messages of each content block kind an agent on Anthropic's or OpenAI's Responses API hands LangChain, with
+    the words each one says (hand-written)."""
+    call = {"name": "weather", "args": {"city": "Paris"}, "id": "toolu_1", "type": "tool_call"}
+    return [
+        (HumanMessage([{"type": "input_text", "text": "Is it warm in Trondheim today?"}], id="h1"),
+         "Is it warm in Trondheim today?"),
+        (AIMessage([{"type": "reasoning", "summary": [{"type": "summary_text", "text": "weigh the forecast"}]},
+                    {"type": "output_text", "text": "Trondheim is mild, around 14 degrees.", "annotations": []}],
+                   id="a1"), "Trondheim is mild, around 14 degrees."),
+        (AIMessage([{"type": "refusal", "refusal": "I cannot share the alarm code."}], id="a2"),
+         "I cannot share the alarm code."),
+        (AIMessage([{"type": "thinking", "thinking": "call the tool", "signature": "sig"},
+                    {"type": "text", "text": "Let me check Paris."},
+                    {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Paris"}}],
+                   tool_calls=[call], id="a3"), "Let me check Paris."),
+        (HumanMessage([{"type": "tool_result", "tool_use_id": "toolu_1",
+                        "content": [{"type": "text", "text": "Drizzle over Paris, 11 degrees."}]}], id="h2"),
+         "Drizzle over Paris, 11 degrees."),
+        (ToolMessage([{"type": "tool_result", "tool_use_id": "toolu_1", "content": "Fog in Valparaiso all day."}],
+                     tool_call_id="toolu_1", name="weather", id="t1"), "Fog in Valparaiso all day."),
+        (ToolMessage([{"type": "text", "text": "Snow in Innsbruck."}, {"type": "image", "url": "https://x/map.png"}],
+                     tool_call_id="toolu_1", id="t2"), "Snow in Innsbruck."),
+        (AIMessage(content_blocks=[{"type": "reasoning", "reasoning": "think"},
+                                   {"type": "text", "text": "Standard blocks about Ljubljana."}], id="a4"),
+         "Standard blocks about Ljubljana."),
+    ]
+
+
+@pytest.mark.filterwarnings("ignore:The class `InMemoryChatMessageHistory` was deprecated")
+def test_messages_in_content_blocks_round_trip_and_are_found_by_their_words(memory):
+    """``BaseMessage.text`` reads only ``text`` blocks: a user's message and an answer in OpenAI Responses' blocks
+    (``input_text``, ``output_text``, ``refusal``) and a tool's output in Anthropic's ``tool_result`` block were
+    indexed as ``[human message without text]`` and the like, found by none of their words. Each is indexed as its
+    words, and reads back as ``InMemoryChatMessageHistory`` gives it."""
+    from langchain_core.chat_history import InMemoryChatMessageHistory
+
+    cases = _block_messages()
+    ours, reference = HippoChatMessageHistory(memory, session_id="s"), InMemoryChatMessageHistory()
+    for history in (ours, reference):
+        history.add_messages([m for m, _ in cases])
+    assert ours.messages == reference.messages
+    assert [i.text for i in memory.list()] == [words for _, words in cases]
+    for message, words in cases:
+        assert words in [h.text for h in memory.search(words, k=3)], message.id
+
+
+def test_middleware_stores_the_words_of_messages_in_content_blocks():
+    """A user's message in OpenAI Responses' ``input_text`` block and an answer in ``output_text`` had no text for
+    the middleware (``BaseMessage.text``): neither was stored, and no recall was made for the question. Both are
+    stored as their words, and the question recalls."""
+    from langchain.agents import create_agent
+
+    from langchain_hippo import HippoMemoryMiddleware
+    from tests.langchain.conftest import recording_model
+
+    memory = hippo.Memory(None)
+    memory.using("user.ann").add("Trondheim had snow in May last year.", session_id="old")
+    model = recording_model([AIMessage([{"type": "output_text", "text": "Mild, around 14 degrees.",
+                                         "annotations": []}])])
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory)])
+    agent.invoke({"messages": [HumanMessage([{"type": "input_text", "text": "Is Trondheim warm in May?"}])]},
+                 {"configurable": {"user_id": "ann", "thread_id": "t"}})
+    assert [(m.role, m.text) for m in memory.using("user.ann").list(filter={"session_id": "t"})] == [
+        ("user", "Is Trondheim warm in May?"), ("assistant", "Mild, around 14 degrees.")]
+    assert "Trondheim had snow in May last year." in "\n".join(m.text for m in model.calls[0])
+    memory.close()
