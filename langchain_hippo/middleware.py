@@ -479,11 +479,13 @@ class HippoMemoryMiddleware(AgentMiddleware):
     # -- what a thread stored -----------------------------------------------------------------------------
 
     def _stored_text(self, message: BaseMessage) -> str:
-        """What hippo stores of ``message``: its text; for an answer that only calls tools, when tool results are
-        stored, its calls in words (the memory tools' left out: their results are not stored)."""
+        """What hippo stores of ``message``: its text; for an answer that calls tools, when tool results are stored,
+        its text and then its calls in words, on a line of their own (the memory tools' left out: their results are
+        not stored), as ``HippoMemory`` replays an answer whose results it did not recall."""
         text = message_text(message)
-        if not text and self.store_tool_results and isinstance(message, AIMessage):
-            text = calls_text([c for c in message.tool_calls if c.get("name") not in self._own])
+        if self.store_tool_results and isinstance(message, AIMessage):
+            calls = calls_text([c for c in message.tool_calls if c.get("name") not in self._own])
+            text = "\n".join(t for t in (text, calls) if t)
         return index_text(text or "", self._max_chars)
 
     @staticmethod
@@ -583,6 +585,13 @@ class HippoMemoryMiddleware(AgentMiddleware):
         repeats the stored message of its words and time wherever it is: said again later, it is a new turn."""
         stream = record.stream
 
+        def find(words: tuple[str, str], end: int) -> int:
+            """The latest place of ``words`` in ``stream[:end]``, else -1."""
+            j = end - 1
+            while j >= 0 and stream[j] != words:
+                j -= 1
+            return j
+
         def align(end: int) -> int | None:
             """Where the stored messages following the ``earlier`` turns begin, the turns found in ``stream[:end]``
             in order, each at its latest place; None when they are not all there."""
@@ -590,9 +599,11 @@ class HippoMemoryMiddleware(AgentMiddleware):
             j = end
             for words in reversed(earlier):
                 last = j
-                j -= 1
-                while j >= 0 and stream[j] != words:
-                    j -= 1
+                j = find(words, last)
+                if j < 0 and words[0] == "assistant" and f"\n{_CALLS_TEXT}" in words[1]:
+                    # an answer that said something and called tools, which a thread stored by an earlier release
+                    # holds as its words alone
+                    j = find(("assistant", words[1].split(f"\n{_CALLS_TEXT}", 1)[0]), last)
                 if j < 0 and words[0] == "assistant" and words[1].startswith(_CALLS_TEXT):
                     j = last  # an answer that only called tools, which a thread stored by an earlier release lacks
                     continue

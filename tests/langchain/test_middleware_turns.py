@@ -227,6 +227,57 @@ def test_a_thread_stored_without_its_tool_calls_still_knows_a_regenerated_turn()
     memory.close()
 
 
+def test_an_answer_that_says_something_and_calls_tools_is_stored_with_its_calls():
+    """Anthropic's models say something before a call ("Let me check."): with ``store_tool_results`` the answer was
+    stored as its words alone, the call left out, and the tool's result after it answered a question no stored
+    message asked, as for an answer that only calls tools before it was stored with its calls. Its calls follow its
+    words, on a line of their own, as ``HippoMemory`` replays such an answer."""
+    memory = hippo.Memory(None)
+    call = {"name": "lookup", "id": "toolu_1", "args": {"city": "Köln"}, "type": "tool_call"}
+    model = recording_model([
+        AIMessage([{"type": "thinking", "thinking": "the weather tool", "signature": "sig"},
+                   {"type": "text", "text": "Let me check Köln."},
+                   {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"city": "Köln"}}],
+                  tool_calls=[call]),
+        AIMessage("It is sunny in Köln."), AIMessage("Still sunny.")])
+    agent = create_agent(model, tools=[lookup], checkpointer=InMemorySaver(),
+                         middleware=[HippoMemoryMiddleware(memory, store_tool_results=True)])
+    agent.invoke({"messages": [{"role": "user", "content": "What is the weather in Köln?"}]}, _cfg("k"))
+    agent.invoke({"messages": [{"role": "user", "content": "And now?"}]}, _cfg("k"))
+    assert [(m.role, m.speaker, m.text) for m in memory.using("user.ann").list()] == [
+        ("user", "ann", "What is the weather in Köln?"),
+        ("assistant", "assistant", 'Let me check Köln.\n[tool call lookup({"city": "Köln"})]'),
+        ("tool", "lookup", "Sunny in Köln."),
+        ("assistant", "assistant", "It is sunny in Köln."),
+        ("user", "ann", "And now?"),
+        ("assistant", "assistant", "Still sunny.")]
+    memory.close()
+
+
+def test_a_thread_stored_without_the_calls_of_an_answer_with_words_still_knows_a_regenerated_turn():
+    """A thread stored before the calls of an answer that says something were kept holds its words alone. A client
+    sending the whole history regenerates the latest turn: the answer is found by its words, and the user's latest
+    message is not stored again."""
+    memory = hippo.Memory(None)
+    memory.using("user.ann").add_many([
+        {"text": t, "role": r, "speaker": s, "session_id": "k"} for r, s, t in [
+            ("user", "ann", "What is the weather in Köln?"), ("assistant", "assistant", "Let me check Köln."),
+            ("tool", "lookup", "Sunny in Köln."), ("assistant", "assistant", "It is sunny in Köln."),
+            ("user", "ann", "And tomorrow?"), ("assistant", "assistant", "Rain.")]])
+    agent = create_agent(recording_model([AIMessage("Rain again.")]), tools=[lookup],
+                         middleware=[HippoMemoryMiddleware(memory, store_tool_results=True)])
+    agent.invoke({"messages": [
+        {"role": "user", "content": "What is the weather in Köln?"},
+        {"role": "assistant", "content": "Let me check Köln.",
+         "tool_calls": [{"name": "lookup", "id": "c1", "args": {"city": "Köln"}}]},
+        {"role": "tool", "content": "Sunny in Köln.", "tool_call_id": "c1", "name": "lookup"},
+        {"role": "assistant", "content": "It is sunny in Köln."},
+        {"role": "user", "content": "And tomorrow?"}]}, _cfg("k"))
+    assert [t for _, t in _stored(memory)] == ["What is the weather in Köln?", "Let me check Köln.", "Sunny in Köln.",
+                                               "It is sunny in Köln.", "And tomorrow?", "Rain.", "Rain again."]
+    memory.close()
+
+
 def test_a_tool_result_without_a_name_is_stored_as_its_tool_s():
     """A client that runs the tools itself sends their results as role and text, with the call's id and no name: a
     ``memory_search`` result (copies of stored messages) was stored, and other tools' results as said by "tool".
