@@ -695,3 +695,28 @@ async def test_a_dated_history_set_again_is_still_stored_once():
         await chat.aput_messages(_dated(LIVE[k:k + 2], k))
     assert _stored(reference) and _stored(memory) == _stored(reference)
     assert _stored(reference)[:6] == LIVE[:6]
+
+
+async def test_a_tool_result_given_as_citable_content_is_stored(memory):
+    """A tool that returns its output with its source (a ``CitableBlock``, for an LLM that cites: ``FunctionAgent``
+    puts the output's blocks in the tool message) had no text for the block (``ChatMessage.content`` reads only
+    ``TextBlock``s): the result was not stored, its call stored without it. It is stored as the text it holds, said
+    by its tool, and recalled."""
+    from llama_index.core.base.llms.types import CitableBlock, TextBlock, ToolCallBlock
+
+    block = HippoMemoryBlock(memory=memory)
+    await block.aput([
+        ChatMessage(role="user", content="When does my lease end?"),
+        ChatMessage(role="assistant", blocks=[ToolCallBlock(tool_call_id="c1", tool_name="documents",
+                                                            tool_kwargs={"query": "lease end"})]),
+        ChatMessage(role="tool", blocks=[CitableBlock(title="lease.pdf", source="drive://lease.pdf",
+                                                      content=[TextBlock(text="The lease ends on 30 June."),
+                                                               TextBlock(text="Notice is three months.")])],
+                    additional_kwargs={"tool_call_id": "c1"}),
+        ChatMessage(role="assistant", content="Your lease ends on 30 June.")], session_id="s")
+    assert [(m.role, m.speaker, m.text) for m in memory.list()] == [
+        ("user", "user", "When does my lease end?"),
+        ("assistant", "assistant", '[tool call documents({"query": "lease end"})]'),
+        ("tool", "documents", "The lease ends on 30 June.\nNotice is three months."),
+        ("assistant", "assistant", "Your lease ends on 30 June.")]
+    assert "Notice is three months." in memory.recall("How much notice for the lease?").text
