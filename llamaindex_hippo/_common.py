@@ -99,6 +99,21 @@ def tool_calls(message: Any) -> list[tuple[Any, Any, Any]]:
     return calls
 
 
+def message_text(message: Any) -> str:
+    """The words of a LlamaIndex ``ChatMessage``: the text of its ``TextBlock``s and of those a ``CitableBlock`` holds
+    (a tool's output given with its source, for an LLM that cites it: ``FunctionAgent`` puts the output's blocks in
+    the tool message), one a line, in order. ``ChatMessage.content`` reads only the ``TextBlock``s."""
+    from llama_index.core.base.llms.types import TextBlock
+
+    texts = []
+    for block in message.blocks:
+        if isinstance(block, TextBlock):
+            texts.append(block.text)
+        elif getattr(block, "block_type", None) == "citable":  # llama-index-core releases without it: none
+            texts.extend(b.text for b in block.content if isinstance(b, TextBlock))
+    return "\n".join(texts)
+
+
 def check_nodes(value: Any, name: str = "nodes") -> list[Any]:
     """``value`` as a list of LlamaIndex ``NodeWithScore`` (what a postprocessor takes), else InvalidInput."""
     from llama_index.core.schema import NodeWithScore

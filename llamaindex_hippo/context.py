@@ -26,7 +26,7 @@ from llama_index.core.memory.memory import Memory as LlamaMemory
 
 from hippo import EXPAND_TOOL, ContextCompactor, ContextMessage, InvalidInput, content_key, count_tokens
 from llamaindex_hippo._common import (ValidatedInit, acall, check_chat_messages, check_memory, check_non_negative_int,
-                                      check_positive_int, empty_block, tool_calls)
+                                      check_positive_int, empty_block, message_text, tool_calls)
 
 #: how many recent contents a block remembers the strength order of, for ``atruncate``
 _KNOWN_CONTENTS = 64
@@ -42,8 +42,7 @@ def _role(message: ChatMessage) -> str:
 
 
 def _text(message: ChatMessage) -> str:
-    content = message.content
-    return content if isinstance(content, str) else (str(content) if content is not None else "")
+    return message_text(message)
 
 
 def _key(message: ChatMessage) -> str:

@@ -51,7 +51,7 @@ from collections import OrderedDict
 from datetime import datetime, timezone, tzinfo
 from typing import Any, Literal
 
-from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock
+from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
 from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 
@@ -66,6 +66,7 @@ from llamaindex_hippo._common import (
     check_namespace,
     check_positive_int,
     empty_block,
+    message_text,
     with_embed_model,
 )
 
@@ -242,16 +243,7 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
 
     @staticmethod
     def _text(message: ChatMessage) -> str:
-        """The words of ``message``, stripped: the text of its ``TextBlock``s and of those a ``CitableBlock`` holds
-        (a tool's output given with its source, for an LLM that cites it), one a line, in order.
-        ``ChatMessage.content`` reads only the ``TextBlock``s: a tool result given as citable content had none."""
-        texts = []
-        for block in message.blocks:
-            if isinstance(block, TextBlock):
-                texts.append(block.text)
-            elif getattr(block, "block_type", None) == "citable":  # llama-index-core releases without it: none
-                texts.extend(b.text for b in block.content if isinstance(b, TextBlock))
-        return "\n".join(texts).strip()
+        return message_text(message).strip()
 
     def _query(self, messages: list[ChatMessage] | None) -> str:
         """The latest ``query_messages`` texts as hippo can ask them (:func:`hippo.storable`, the end of an

@@ -285,3 +285,21 @@ def test_a_tool_result_is_indexed_under_the_tool_its_call_named(memory):
     # the expand call and its result, the whole stored content (as large as the tool output it expands)
     asyncio.run(block.aput(_agent_turns(memory, "m", query=None)[5:7], session_id="s"))
     assert memory.using("context.s").entries() == []
+
+
+def test_a_large_tool_output_given_as_citable_content_is_sent_as_its_entry(memory):
+    """A tool output given with its source (a ``CitableBlock``, as ``FunctionAgent`` puts a tool's output blocks in
+    its message) had no text for compaction (``ChatMessage.content`` reads only ``TextBlock``s): the whole inventory
+    was sent on every later turn, and none of it indexed. It is sent as its entry, as the same output as text is."""
+    from llama_index.core.base.llms.types import CitableBlock, TextBlock
+
+    turns = _turns("")
+    turns[2] = ChatMessage(role="tool", blocks=[CitableBlock(title="inventory", source="erp://inventory",
+                                                             content=[TextBlock(text=INVENTORY)])],
+                           additional_kwargs={"tool_call_id": "c1", "name": "inventory"})
+    sent = compact_chat_history(turns, memory, namespace="cited")
+    as_text = compact_chat_history(_turns(INVENTORY), hippo.Memory(None), namespace="plain")
+    (entry,) = memory.using("cited").entries()
+    assert sent[2].content.startswith(f"[context_index: {entry.id}] tool_result · inventory ref=c1 @ turn 1")
+    assert sent[2].content == as_text[2].content
+    assert [m.content for i, m in enumerate(sent) if i != 2] == [m.content for i, m in enumerate(turns) if i != 2]
