@@ -35,8 +35,8 @@ def calls_text(calls: list[dict[str, Any]]) -> str:
                      for c in calls)
 
 
-#: the content blocks that hold a message's words: LangChain's and Anthropic's ``text``, OpenAI Responses' ``input_text``
-#: and ``output_text`` (a history kept in the API's own form)
+#: the content blocks that hold a message's words: LangChain's and Anthropic's ``text``, OpenAI Responses'
+#: ``input_text`` and ``output_text`` (a history kept in the API's own form)
 _TEXT_BLOCKS = ("text", "input_text", "output_text")
 
 
