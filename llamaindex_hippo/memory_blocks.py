@@ -29,9 +29,10 @@ may say when and where it is asked: ``Memory.get(input, **block_kwargs)`` hands 
 text) take precedence over the block's ``timezone`` and the latest message's ``hippo_timestamp``, so one block
 serves users in several zones.
 
-An assistant message that only calls tools is stored as its calls in words, its ``ToolCallBlock``s kept in the
-metadata (``tool_call_blocks``); a tool result is said by its tool (its ``name``, else the tool its ``tool_call_id``'s
-call in the same batch named), as the LangChain middleware stores one.
+An assistant message that calls tools is stored as its words and then its calls in words (only the calls when it
+says nothing), its ``ToolCallBlock``s kept in the metadata (``tool_call_blocks``); a tool result is said by its tool
+(its ``name``, else the tool its ``tool_call_id``'s call in the same batch named), as the LangChain middleware stores
+one.
 
 Under token pressure the block shrinks instead of vanishing: ``atruncate`` recalls again for the same query with a
 budget smaller by the tokens ``Memory`` asks for (``BaseMemoryBlock.atruncate``'s contract, which by default drops
@@ -88,6 +89,9 @@ _CALLS_ONLY = "_calls_only"
 #: the key of an item (taken off before it is stored) that holds the time its message gave (``hippo_timestamp``),
 #: in epoch seconds, or None
 _GIVEN = "_given"
+#: the key of an item (taken off before it is stored) that holds, for an answer that says something and calls tools,
+#: its words alone (what an earlier release stored of it), else None
+_WORDS = "_words"
 #: the settings a made block checks again when one is set
 _SETTINGS = ("namespace", "budget_tokens", "scope", "query_messages", "priority")
 
@@ -334,8 +338,9 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
         for i, message in enumerate(messages):
             calls = tool_calls(message)
             called.update((call_id, name) for call_id, name, _ in calls if call_id is not None)
-            # an answer that only calls tools is stored as its calls in words
-            text = storable(self._text(message) or _calls_text(calls), limit)  # what hippo can store of it
+            # an answer that calls tools is stored as its words and then its calls in words, on a line of their own
+            said = self._text(message)
+            text = storable("\n".join(t for t in (said, _calls_text(calls) if calls else "") if t), limit)
             if not text.strip():
                 continue
             extra = dict(message.additional_kwargs or {})
@@ -364,8 +369,8 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
                     speaker = storable(named, 1000).strip()
             items.append({"text": text, "role": role, "speaker": speaker, "timestamp": when,
                           "session_id": str(session_id) if session_id is not None else None,
-                          "metadata": storable_metadata(extra), _CALLS_ONLY: not self._text(message),
-                          _GIVEN: given_at})
+                          "metadata": storable_metadata(extra), _CALLS_ONLY: not said, _GIVEN: given_at,
+                          _WORDS: storable(said, limit) if said and calls else None})
         # A put compares its batch with the stored messages, then stores what follows them: two puts of a session
         # side by side (two requests setting its history at once) would both compare before either stored, and
         # store the history twice. They take turns, as the same puts one after the other: those of one event loop
@@ -395,8 +400,10 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
             todo, places = [], []
             for session, batch in _by_session(items):
                 skip, place = self._replay(target, session,
-                                           [(it["role"], it["text"], it[_CALLS_ONLY], it[_GIVEN]) for it in batch])
-                todo.extend({k: v for k, v in it.items() if k not in (_CALLS_ONLY, _GIVEN)} for it in batch[skip:])
+                                           [(it["role"], it["text"], it[_CALLS_ONLY], it[_GIVEN], it[_WORDS])
+                                            for it in batch])
+                todo.extend({k: v for k, v in it.items() if k not in (_CALLS_ONLY, _GIVEN, _WORDS)}
+                            for it in batch[skip:])
                 places.append((session, place if skip == len(batch) else None))
             if not todo:
                 break
@@ -416,22 +423,24 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
             self._replayed.popitem(last=False)
 
     def _replay(self, target: Any, session: str | None,
-                batch: list[tuple[str, str, bool, float | None]]) -> tuple[int, int]:
+                batch: list[tuple[str, str, bool, float | None, str | None]]) -> tuple[int, int]:
         """How many leading messages of ``batch`` (role, text, whether the text is tool calls in words, the time the
-        message gave in epoch seconds or None) repeat the session's stored messages as a history set again repeats
-        them, and where among the stored messages they end. They repeat them from where one of the session's latest
-        replayed batches ended, or from its start, and count only when the whole batch repeats them or they reach the
-        end of what is stored. A message that gives its time repeats only a stored message of that time: a later turn
-        saying again what the session opened with is no repeat of it. An answer that only calls tools repeats the
-        stored messages also where they lack it: a history stored by an earlier release, which passed over such
-        answers. Only the stored messages compared are read."""
+        message gave in epoch seconds or None, the words alone of an answer that says something and calls tools)
+        repeat the session's stored messages as a history set again repeats them, and where among the stored messages
+        they end. They repeat them from where one of the session's latest replayed batches ended, or from its start,
+        and count only when the whole batch repeats them or they reach the end of what is stored. A message that
+        gives its time repeats only a stored message of that time: a later turn saying again what the session opened
+        with is no repeat of it. An answer that only calls tools repeats the stored messages also where they lack it:
+        a history stored by an earlier release, which passed over such answers; one that says something and calls
+        tools repeats a stored message of its words alone, as such a release stored it. Only the stored messages
+        compared are read."""
         ends = self._replayed.get((target.namespace, session), ())
         for start in dict.fromkeys((*ends, 0)):
             stored = target.list(filter={"session_id": session}, offset=start, limit=len(batch) + 1)
             k = j = 0  # batch messages repeated, stored messages they repeat
             while k < len(batch) and j < len(stored):
-                role, text, calls_only, given_at = batch[k]
-                if (stored[j].role, stored[j].text) == (role, text) and \
+                role, text, calls_only, given_at, words = batch[k]
+                if stored[j].role == role and stored[j].text in (text, words) and \
                         (given_at is None or abs((epoch_of(stored[j].timestamp) or given_at) - given_at) < 1e-3):
                     j += 1
                 elif not calls_only:

@@ -720,3 +720,46 @@ async def test_a_tool_result_given_as_citable_content_is_stored(memory):
         ("tool", "documents", "The lease ends on 30 June.\nNotice is three months."),
         ("assistant", "assistant", "Your lease ends on 30 June.")]
     assert "Notice is three months." in memory.recall("How much notice for the lease?").text
+
+
+def _spoken_exchange() -> list[ChatMessage]:
+    """An agent's turn on Anthropic's models: the answer says something before it calls a tool."""
+    from llama_index.core.base.llms.types import TextBlock, ThinkingBlock, ToolCallBlock
+
+    return [
+        ChatMessage(role="user", content="What is the weather in Köln this week?"),
+        ChatMessage(role="assistant", blocks=[ThinkingBlock(content="the weather tool"),
+                                              TextBlock(text="Let me check Köln."),
+                                              ToolCallBlock(tool_call_id="c1", tool_name="lookup",
+                                                            tool_kwargs={"city": "Köln"})]),
+        ChatMessage(role="tool", content="Sunny in Köln.", additional_kwargs={"tool_call_id": "c1"}),
+        ChatMessage(role="assistant", content="Sunny all week."),
+    ]
+
+
+async def test_an_answer_that_says_something_and_calls_tools_is_stored_with_its_calls(memory):
+    """An answer that says something and calls tools (Anthropic's "Let me check." before its call) was stored as its
+    words alone: the tool's result after it answered a call no stored message made, as the result of an answer that
+    only calls tools did before it was stored with its calls. Its calls in words follow its words, on a line of their
+    own, as the LangChain middleware stores it."""
+    await HippoMemoryBlock(memory=memory).aput(_spoken_exchange(), session_id="s")
+    assert [(m.role, m.speaker, m.text) for m in memory.list()] == [
+        ("user", "user", "What is the weather in Köln this week?"),
+        ("assistant", "assistant", 'Let me check Köln.\n[tool call lookup({"city": "Köln"})]'),
+        ("tool", "lookup", "Sunny in Köln."), ("assistant", "assistant", "Sunny all week.")]
+    assert memory.list()[1].metadata["tool_call_blocks"][0]["tool_kwargs"] == {"city": "Köln"}
+
+
+async def test_a_history_stored_without_the_calls_of_an_answer_with_words_is_not_stored_again(memory):
+    """A session stored before the calls of an answer that says something were kept holds its words alone. Set again
+    (``Memory.aset`` on every request), its batch repeats the stored messages, and what follows them is stored."""
+    messages = _spoken_exchange()
+    memory.add_many([{"text": m.content, "role": m.role.value, "session_id": "s"} for m in messages])
+    before = [(m.role, m.text) for m in memory.list()]
+    block = HippoMemoryBlock(memory=memory)
+    for _ in range(2):
+        await block.aput(messages, session_id="s")
+        assert [(m.role, m.text) for m in memory.list()] == before
+    await HippoMemoryBlock(memory=memory).aput(messages + [ChatMessage(role="user", content="And Bonn?")],
+                                               session_id="s")
+    assert [(m.role, m.text) for m in memory.list()] == before + [("user", "And Bonn?")]
