@@ -75,12 +75,14 @@ def message_text(message: BaseMessage) -> str:
 
 
 def _indexable_text(message: BaseMessage) -> str:
+    """What hippo indexes of ``message``: its words, then its tool calls in words on a line of their own (what the
+    middleware stores of an answer that calls tools), else a marker of a message without either."""
     text = index_text(content_text(message.content))
-    if text.strip():
-        return text
     calls = getattr(message, "tool_calls", None) or []
     if calls:
-        return calls_text(calls)
+        return f"{text}\n{calls_text(calls)}" if text.strip() else calls_text(calls)
+    if text.strip():
+        return text
     return f"[{message.type} message without text]"
 
 

@@ -441,7 +441,7 @@ def _block_messages() -> list:
         (AIMessage([{"type": "thinking", "thinking": "call the tool", "signature": "sig"},
                     {"type": "text", "text": "Let me check Paris."},
                     {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Paris"}}],
-                   tool_calls=[call], id="a3"), "Let me check Paris."),
+                   tool_calls=[call], id="a3"), 'Let me check Paris.\n[tool call weather({"city": "Paris"})]'),
         (HumanMessage([{"type": "tool_result", "tool_use_id": "toolu_1",
                         "content": [{"type": "text", "text": "Drizzle over Paris, 11 degrees."}]}], id="h2"),
          "Drizzle over Paris, 11 degrees."),
@@ -493,3 +493,19 @@ def test_middleware_stores_the_words_of_messages_in_content_blocks():
         ("user", "Is Trondheim warm in May?"), ("assistant", "Mild, around 14 degrees.")]
     assert "Trondheim had snow in May last year." in "\n".join(m.text for m in model.calls[0])
     memory.close()
+
+
+def test_an_answer_that_says_something_and_calls_tools_is_found_by_its_calls(memory):
+    """An answer that says something before its call (Anthropic's text and ``tool_use`` blocks) was indexed as its
+    words alone: a search for what it asked the tool found only the tool's result, though an answer that only calls
+    tools is found by its calls. Its calls in words follow its words, as the middleware stores it; it reads back as
+    ``InMemoryChatMessageHistory`` gives it."""
+    call = {"name": "lookup", "args": {"city": "Valparaiso"}, "id": "toolu_1", "type": "tool_call"}
+    answer = AIMessage([{"type": "text", "text": "Let me check."},
+                        {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"city": "Valparaiso"}}],
+                       tool_calls=[call], id="a1")
+    history = HippoChatMessageHistory(memory, session_id="s")
+    history.add_messages([HumanMessage("Is it foggy there?"), answer])
+    assert [m.text for m in memory.search("lookup Valparaiso")] == [
+        'Let me check.\n[tool call lookup({"city": "Valparaiso"})]']
+    assert history.messages[1] == answer
