@@ -11,6 +11,8 @@ from typing import Any
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
+    ChatMessage,
+    FunctionMessage,
     HumanMessage,
     SystemMessage,
     ToolMessage,
@@ -25,7 +27,12 @@ from langchain_hippo._common import index_text
 #: kept) or epoch seconds; a message without it is dated when it is stored
 TIME_KEY = "hippo_timestamp"
 
-_ROLE_BY_TYPE = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
+#: the hippo role of each message class (and of its chunk, a subclass: a streamed answer is an ``AIMessageChunk``)
+_ROLE_BY_CLASS = ((HumanMessage, "user"), (AIMessage, "assistant"), (SystemMessage, "system"), (ToolMessage, "tool"),
+                  (FunctionMessage, "tool"))
+#: the hippo role of a ``ChatMessage``'s role, as LangChain's own conversions read it (``convert_to_openai_messages``)
+_ROLE_BY_NAME = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "system": "system",
+                 "developer": "system", "tool": "tool", "function": "tool"}
 _CLASS_BY_ROLE = {"user": HumanMessage, "assistant": AIMessage, "system": SystemMessage}
 
 
@@ -86,6 +93,19 @@ def _indexable_text(message: BaseMessage) -> str:
     return f"[{message.type} message without text]"
 
 
+def role_of(message: BaseMessage) -> tuple[str, str | None]:
+    """The hippo role of ``message`` and who said it when its class does not say (a ``ChatMessage`` of a role of its
+    own, such as ``"critic"``), else None. By its class: its ``type`` names a chunk by its class name
+    (``"AIMessageChunk"``), and a streamed answer (``RunnableWithMessageHistory.stream``) was the user's words."""
+    for cls, role in _ROLE_BY_CLASS:
+        if isinstance(message, cls):
+            return role, None
+    if isinstance(message, ChatMessage):
+        role = _ROLE_BY_NAME.get(message.role.lower() if isinstance(message.role, str) else message.role)
+        return (role, None) if role is not None else ("user", message.role or None)
+    return "user", None
+
+
 def now_in(zone: tzinfo | None) -> datetime:
     """The clock on ``zone``'s calendar (its offset of the day: summer or winter), UTC's without one."""
     return datetime.now(zone if zone is not None else timezone.utc)
@@ -133,11 +153,11 @@ def message_to_item(message: BaseMessage, *, session_id: str | None, name: str =
                            "stores a message whole or not at all")
     if stored["data"].get("content") == text:
         del stored["data"]["content"]  # the item text holds it; no second copy
-    role = _ROLE_BY_TYPE.get(message.type, "user")
+    role, who = role_of(message)
     return {
         "text": text,
         "role": role,
-        "speaker": message.name or role,
+        "speaker": message.name or who or role,
         "timestamp": timestamp,
         "session_id": session_id,
         "metadata": {"lc_message": stored},

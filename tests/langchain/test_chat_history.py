@@ -509,3 +509,32 @@ def test_an_answer_that_says_something_and_calls_tools_is_found_by_its_calls(mem
     assert [m.text for m in memory.search("lookup Valparaiso")] == [
         'Let me check.\n[tool call lookup({"city": "Valparaiso"})]']
     assert history.messages[1] == answer
+
+
+@pytest.mark.filterwarnings("ignore:.*RunnableWithMessageHistory is deprecated")
+def test_a_streamed_answer_is_the_assistant_s(memory):
+    """A streamed answer reaches the history as an ``AIMessageChunk``, whose ``type`` names its class: it was stored
+    with the role and speaker ``user``, the assistant's answer read back as the user's words (in recall, speakers
+    and profiles), where the same answer invoked is the assistant's. A message's role is its class's, a chunk's
+    too; a ``FunctionMessage`` is a tool's, and a ``ChatMessage`` says its role."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+    from langchain_core.messages import AIMessageChunk, ChatMessage, FunctionMessage, ToolMessageChunk
+
+    prompt = ChatPromptTemplate.from_messages([MessagesPlaceholder("history"), ("human", "{question}")])
+    chain = prompt | FakeListChatModel(responses=["Your dentist is on Monday at ten."])
+    with_history = RunnableWithMessageHistory(
+        chain, lambda sid: HippoChatMessageHistory(memory, session_id=sid),
+        input_messages_key="question", history_messages_key="history")
+    streamed = list(with_history.stream({"question": "When is my dentist?"}, {"configurable": {"session_id": "s"}}))
+    assert streamed
+    history = HippoChatMessageHistory(memory, session_id="s")
+    assert [type(m) for m in history.messages] == [HumanMessage, AIMessageChunk]
+    history.add_messages([ChatMessage("The plan is sound.", role="assistant"), ChatMessage("Too vague.", role="critic"),
+                          FunctionMessage("Sunny.", name="weather"),
+                          ToolMessageChunk("Rain.", tool_call_id="c1", name="forecast")])
+    assert [(i.role, i.speaker, i.text) for i in memory.list()] == [
+        ("user", "user", "When is my dentist?"), ("assistant", "assistant", "Your dentist is on Monday at ten."),
+        ("assistant", "assistant", "The plan is sound."), ("user", "critic", "Too vague."),
+        ("tool", "weather", "Sunny."), ("tool", "forecast", "Rain.")]
+    assert [m.type for m in history.messages] == ["human", "AIMessageChunk", "chat", "chat", "function",
+                                                  "ToolMessageChunk"]
