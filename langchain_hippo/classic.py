@@ -155,17 +155,23 @@ class HippoMemory(BaseMemory):
                            "set output_key")
 
     @staticmethod
-    def _read(mapping: dict[str, Any], key: str, name: str) -> str:
+    def _read(mapping: dict[str, Any], key: str, name: str) -> str | list:
+        """The value of ``key`` as a message's content: text, or a list of content blocks kept as it is (as
+        ``ConversationBufferMemory`` keeps it: ``HumanMessage(content=value)``); a message's content; any other
+        value as its text (``str``)."""
         if key not in mapping:
             raise MissingKey(f"{name} has no key {key!r}")
         value = mapping[key]
-        return content_text(value.content) if isinstance(value, BaseMessage) else value if isinstance(value, str) \
-            else str(value)
+        if isinstance(value, BaseMessage):
+            value = value.content
+        if isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, (str, dict)) for v in value)):
+            return value
+        return str(value)
 
     def _input_text(self, inputs: dict[str, Any]) -> str:
         """The chain's input as hippo can ask it (:func:`query_text`: an escape code or an over-long paste does
-        not stop the chain, as it does not stop ``ConversationBufferMemory``)."""
-        return query_text(self._read(inputs, self._input_key(inputs), "inputs"))
+        not stop the chain, as it does not stop ``ConversationBufferMemory``); of content blocks, their words."""
+        return query_text(content_text(self._read(inputs, self._input_key(inputs), "inputs")))
 
     def _variables(self, recall: Any) -> dict[str, Any]:
         if self.return_messages:

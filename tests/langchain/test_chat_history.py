@@ -538,3 +538,26 @@ def test_a_streamed_answer_is_the_assistant_s(memory):
         ("tool", "weather", "Sunny."), ("tool", "forecast", "Rain.")]
     assert [m.type for m in history.messages] == ["human", "AIMessageChunk", "chat", "chat", "function",
                                                   "ToolMessageChunk"]
+
+
+def test_classic_memory_keeps_content_blocks_as_conversation_buffer_memory_does(memory):
+    """A chain's input or output given as content blocks (a photo and its question) was stored as the list's
+    ``str``: its turn read back as the repr, indexed and recalled with the image's base64 data. The blocks are the
+    message's content, as ``ConversationBufferMemory`` keeps them, and their words are what is indexed and asked."""
+    from langchain_classic.memory import ConversationBufferMemory
+
+    from langchain_hippo import HippoMemory
+
+    photo = [{"type": "text", "text": "What breed is the cat in this photo?"},
+             {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "iVBORw0KGgo" * 8}}]
+    answer = [{"type": "text", "text": "A Maine Coon, by the ear tufts."}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # deprecated upstream
+        ref = ConversationBufferMemory()
+    ours = HippoMemory(memory=memory)
+    for mem in (ours, ref):
+        mem.save_context({"input": photo}, {"output": answer})
+    assert ours.chat_memory.messages == ref.chat_memory.messages
+    assert [i.text for i in memory.list()] == ["What breed is the cat in this photo?", "A Maine Coon, by the ear tufts."]
+    recalled = ours.load_memory_variables({"input": [{"type": "text", "text": "Which breed was the cat?"}]})["history"]
+    assert "user: What breed is the cat in this photo?" in recalled and "base64" not in recalled
