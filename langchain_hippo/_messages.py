@@ -86,8 +86,8 @@ def _indexable_text(message: BaseMessage) -> str:
     middleware stores of an answer that calls tools), else a marker of a message without either."""
     text = index_text(content_text(message.content))
     calls = getattr(message, "tool_calls", None) or []
-    if calls:
-        return f"{text}\n{calls_text(calls)}" if text.strip() else calls_text(calls)
+    if calls:  # arguments may hold characters hippo does not index that JSON writes as they are (U+007F)
+        return index_text(f"{text}\n{calls_text(calls)}" if text.strip() else calls_text(calls))
     if text.strip():
         return text
     return f"[{message.type} message without text]"

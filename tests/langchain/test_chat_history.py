@@ -561,3 +561,16 @@ def test_classic_memory_keeps_content_blocks_as_conversation_buffer_memory_does(
     assert [i.text for i in memory.list()] == ["What breed is the cat in this photo?", "A Maine Coon, by the ear tufts."]
     recalled = ours.load_memory_variables({"input": [{"type": "text", "text": "Which breed was the cat?"}]})["history"]
     assert "user: What breed is the cat in this photo?" in recalled and "base64" not in recalled
+
+
+def test_a_tool_call_argument_hippo_does_not_index_is_kept(memory):
+    """JSON writes U+007F as it is: a call whose arguments held one was indexed with it, and hippo refused the
+    message (``InvalidInput``), though control characters in a message are kept. The message is stored whole, the
+    character indexed as a space."""
+    calls = [{"name": "alpha", "args": {"q": "a\x7fb c"}, "id": "x", "type": "tool_call"}]
+    messages = [AIMessage("", tool_calls=calls, id="a1"), AIMessage("Checking.", tool_calls=calls, id="a2")]
+    history = HippoChatMessageHistory(memory, session_id="s")
+    history.add_messages(messages)
+    assert history.messages == messages
+    assert [i.text for i in memory.list()] == ['[tool call alpha({"q": "a b c"})]',
+                                               'Checking.\n[tool call alpha({"q": "a b c"})]']
