@@ -3,7 +3,8 @@ reference through the same random sequences.
 
 * ``HippoChatMessageHistory`` vs langchain_core's ``InMemoryChatMessageHistory`` (``langchain_core/chat_history.py``):
   two sessions in one hippo namespace and one in another, messages of every type with ids, names, tool calls,
-  content blocks, empty and control-character content; the histories must be equal message for message.
+  content blocks of every kind (Anthropic's, OpenAI Responses'), streamed chunks, empty and control-character
+  content; the histories must be equal message for message.
 * ``HippoMemory`` vs langchain_classic's ``ConversationBufferMemory`` (``langchain_classic/memory/buffer.py`` and
   ``chat_memory.py``): two memory objects on one hippo namespace, beside notes added with ``Memory.add``; the same
   inputs and outputs (the key rules, the ``"output"`` fallback with its warning, the errors) must give the same
@@ -23,6 +24,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from langchain_core.chat_history import InMemoryChatMessageHistory
 from langchain_core.messages import (
     AIMessage,
+    AIMessageChunk,
     BaseMessage,
     ChatMessage,
     HumanMessage,
@@ -38,7 +40,19 @@ from langchain_hippo import HippoChatMessageHistory
 _text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
 _word = st.sampled_from(["alpha", "beta", "gamma", "delta", "lisbon", "cello", "x"])
 _ids = st.one_of(st.none(), st.uuids().map(str))
-_blocks = st.lists(st.builds(lambda t: {"type": "text", "text": t}, _text), min_size=1, max_size=2)
+# content blocks of the kinds Anthropic's and OpenAI's Responses API give: words, reasoning, calls, results, media
+_block = st.one_of(
+    st.builds(lambda kind, t: {"type": kind, "text": t}, st.sampled_from(["text", "input_text", "output_text"]), _text),
+    st.builds(lambda t: {"type": "refusal", "refusal": t}, _text),
+    st.builds(lambda t: {"type": "thinking", "thinking": t, "signature": "sig"}, _text),
+    st.builds(lambda t: {"type": "reasoning", "summary": [{"type": "summary_text", "text": t}]}, _text),
+    st.builds(lambda n, t: {"type": "tool_use", "id": "toolu_1", "name": n, "input": {"q": t}}, _word, _text),
+    st.builds(lambda t, nested: {"type": "tool_result", "tool_use_id": "toolu_1",
+                                 "content": [{"type": "text", "text": t}] if nested else t}, _text, st.booleans()),
+    st.builds(lambda w: {"type": "image", "source": {"type": "url", "url": f"https://x.example/{w}.png"}}, _word),
+    _text,
+)
+_blocks = st.lists(_block, min_size=1, max_size=3)
 _content = st.one_of(_text, _blocks)
 _tool_calls = st.lists(st.builds(lambda n, a, i: {"name": n, "args": {"q": a}, "id": i, "type": "tool_call"},
                                  _word, _text, st.uuids().map(str)), max_size=2)
@@ -46,6 +60,8 @@ _tool_calls = st.lists(st.builds(lambda n, a, i: {"name": n, "args": {"q": a}, "
 _messages = st.one_of(
     st.builds(HumanMessage, content=_content, id=_ids, name=st.one_of(st.none(), _word)),
     st.builds(AIMessage, content=_content, id=_ids, tool_calls=_tool_calls),
+    st.builds(AIMessageChunk, content=_content, id=_ids),  # a streamed answer
+    st.builds(ToolMessage, content=_blocks, tool_call_id=st.uuids().map(str), id=_ids),
     st.builds(SystemMessage, content=_text, id=_ids),
     st.builds(ToolMessage, content=_text, tool_call_id=st.uuids().map(str), id=_ids,
               artifact=st.one_of(st.none(), st.dictionaries(_word, st.integers(), max_size=2))),
