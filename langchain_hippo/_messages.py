@@ -93,10 +93,23 @@ def _indexable_text(message: BaseMessage) -> str:
     return f"[{message.type} message without text]"
 
 
+def tool_results(message: BaseMessage) -> list[dict] | None:
+    """The ``tool_result`` blocks of a ``HumanMessage`` that holds only them, else None: Anthropic's API sends a
+    tool's output as a user's message, and a history kept in its form gives LangChain such a message."""
+    content = message.content if isinstance(message, HumanMessage) else None
+    if isinstance(content, list) and content and \
+            all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+        return content
+    return None
+
+
 def role_of(message: BaseMessage) -> tuple[str, str | None]:
     """The hippo role of ``message`` and who said it when its class does not say (a ``ChatMessage`` of a role of its
     own, such as ``"critic"``), else None. By its class: its ``type`` names a chunk by its class name
-    (``"AIMessageChunk"``), and a streamed answer (``RunnableWithMessageHistory.stream``) was the user's words."""
+    (``"AIMessageChunk"``), and a streamed answer (``RunnableWithMessageHistory.stream``) was the user's words. A
+    user's message that only holds tool results (:func:`tool_results`) is a tool's."""
+    if tool_results(message) is not None:
+        return "tool", None
     for cls, role in _ROLE_BY_CLASS:
         if isinstance(message, cls):
             return role, None
@@ -221,5 +234,5 @@ def _told(message: ToolMessage) -> AIMessage:
     return AIMessage(content=f"[tool result {tool}{failed}] {message_text(message)}".rstrip(), id=message.id)
 
 
-__all__ = ["TIME_KEY", "content_text", "message_text", "now_in", "time_of", "message_to_item", "item_to_message",
+__all__ = ["TIME_KEY", "content_text", "message_text", "tool_results", "role_of", "now_in", "time_of", "message_to_item", "item_to_message",
            "replayable"]

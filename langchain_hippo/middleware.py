@@ -65,7 +65,7 @@ from langgraph.runtime import Runtime
 from hippo import Changed, InvalidInput, epoch_of, message_time, time_zone
 from langchain_hippo._common import (acall, check_bool, check_key, check_memory, check_positive_int, custom_namespace,
                                      index_text, message_chars, query_text, store_key)
-from langchain_hippo._messages import TIME_KEY, calls_text, message_text, now_in, time_of
+from langchain_hippo._messages import TIME_KEY, calls_text, message_text, now_in, time_of, tool_results
 
 DEFAULT_TEMPLATE = (
     "Relevant memories from earlier conversations (verbatim, with speaker and date; use them when they help):\n"
@@ -223,7 +223,7 @@ class _Thread:
 def _role(message: BaseMessage) -> str | None:
     """The hippo role a message of the prompt is stored with, or None for one that is not stored."""
     if isinstance(message, HumanMessage):
-        return None if is_notification(message) else "user"
+        return None if is_notification(message) else "tool" if tool_results(message) is not None else "user"
     if isinstance(message, AIMessage):
         return "assistant"
     return "tool" if isinstance(message, ToolMessage) else None
@@ -258,6 +258,12 @@ def _current_config() -> Mapping[str, Any] | None:
         return get_config() or {}
     except RuntimeError:
         return None
+
+
+def _typed(message: BaseMessage) -> bool:
+    """Whether ``message`` is a message the user typed: a human message neither a notification nor a tool's results
+    (:func:`tool_results`)."""
+    return isinstance(message, HumanMessage) and not is_notification(message) and tool_results(message) is None
 
 
 def is_notification(message: BaseMessage) -> bool:
@@ -433,7 +439,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
         as hippo can ask it (:func:`query_text`: a pasted escape code or a paste past hippo's question length does
         not stop the agent), or None."""
         for message in reversed(messages):
-            if isinstance(message, HumanMessage) and not is_notification(message):
+            if _typed(message):
                 query = query_text(message_text(message) or "")
                 return query if query.strip() else None
         return None
@@ -450,9 +456,9 @@ class HippoMemoryMiddleware(AgentMiddleware):
             kwargs = message.additional_kwargs if isinstance(message, BaseMessage) else None
             if isinstance(kwargs, dict) and kwargs.get(TIME_KEY) is not None:
                 when = time_of(message, f"messages[{i}]", config, now, as_json=False, zone=zone)
-                if isinstance(message, HumanMessage) and not is_notification(message):
+                if _typed(message):
                     asked = when
-            elif isinstance(message, HumanMessage) and not is_notification(message):
+            elif _typed(message):
                 asked = now
         return asked
 
@@ -736,7 +742,15 @@ class HippoMemoryMiddleware(AgentMiddleware):
         for i, message in enumerate(messages):
             if is_notification(message):
                 continue  # not the user's words (a summary of turns stored already, a task's update)
-            if isinstance(message, HumanMessage):  # a message's own name says who wrote it (a group chat)
+            results = tool_results(message)
+            if results is not None:  # a tool's output sent as a user's message (Anthropic's form)
+                if not self.store_tool_results:
+                    continue
+                tools = {(names or {}).get(r.get("tool_use_id")) for r in results}
+                if tools <= self._own:
+                    continue
+                role, speaker = "tool", (tools.pop() if len(tools) == 1 else None) or "tool"
+            elif isinstance(message, HumanMessage):  # a message's own name says who wrote it (a group chat)
                 named = index_text(message.name, 1000) if isinstance(message.name, str) else ""  # a speaker's limit
                 role, speaker = "user", named.strip() or user or "user"
             elif isinstance(message, AIMessage):

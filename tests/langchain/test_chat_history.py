@@ -574,3 +574,14 @@ def test_a_tool_call_argument_hippo_does_not_index_is_kept(memory):
     assert history.messages == messages
     assert [i.text for i in memory.list()] == ['[tool call alpha({"q": "a b c"})]',
                                                'Checking.\n[tool call alpha({"q": "a b c"})]']
+
+
+def test_a_tool_s_output_sent_as_a_user_s_message_is_indexed_as_the_tool_s(memory):
+    """A user's message of Anthropic ``tool_result`` blocks (a tool's output, in the API's form) is indexed as a
+    tool's, not as the user's words; it reads back as it was given."""
+    result = HumanMessage([{"type": "tool_result", "tool_use_id": "toolu_1", "content": "Rain in Paris."}], id="h1")
+    history = HippoChatMessageHistory(memory, session_id="s")
+    history.add_messages([HumanMessage("Will it rain in Paris?"), result])
+    assert [(i.role, i.speaker, i.text) for i in memory.list()] == [
+        ("user", "user", "Will it rain in Paris?"), ("tool", "tool", "Rain in Paris.")]
+    assert history.messages[1] == result

@@ -825,3 +825,29 @@ def test_a_dated_turn_that_repeats_the_only_turn_stored_is_a_new_turn(async_run)
     users = [m.timestamp.timestamp() for m in memory.using("user.ann").list() if m.role == "user"]
     assert users == [1_700_000_000, 1_700_000_060, 1_700_000_120]
     memory.close()
+
+
+@pytest.mark.parametrize("store_tool_results", [False, True])
+def test_a_tool_s_output_sent_as_a_user_s_message_is_the_tool_s(store_tool_results):
+    """Anthropic's API sends a tool's output as a user's message of ``tool_result`` blocks, and a client keeping its
+    history in that form hands LangChain a ``HumanMessage`` of them. It was the latest user message: the question
+    to recall for had no words, and nothing was recalled. The question is the user's latest typed message, and the
+    output is the tool's: stored under the tool its call named with ``store_tool_results``, else not at all."""
+    memory = hippo.Memory(None)
+    memory.using("user.ann").add("My umbrella is the red one in the hall.", session_id="old")
+    model = recording_model([AIMessage("Take the red umbrella.")])
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory, store_tool_results=store_tool_results)])
+    agent.invoke({"messages": [
+        {"role": "user", "content": "Will it rain in Paris, should I take my umbrella?"},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "Let me check."},
+            {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"city": "Paris"}}],
+         "tool_calls": [{"name": "lookup", "id": "toolu_1", "args": {"city": "Paris"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                      "content": [{"type": "text", "text": "Rain in Paris all afternoon."}]}]}]},
+        _cfg("t"))
+    assert "My umbrella is the red one in the hall." in _recalled(model.calls[0])
+    stored = [(m.role, m.speaker, m.text) for m in memory.using("user.ann").list(filter={"session_id": "t"})]
+    assert stored == [("tool", "lookup", "Rain in Paris all afternoon.")] * store_tool_results + [
+        ("assistant", "assistant", "Take the red umbrella.")]
+    memory.close()
