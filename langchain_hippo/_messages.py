@@ -76,6 +76,17 @@ def content_text(content: Any, *, results: bool = True) -> str:
     return "\n".join(t for t in ("".join(said), *outputs) if t)
 
 
+def calls_of(message: BaseMessage) -> list[dict[str, Any]]:
+    """The tool calls ``message`` makes: its ``tool_calls``, else those its Anthropic ``tool_use`` blocks make (a
+    history kept in the API's form gives LangChain an ``AIMessage`` whose calls are only in its content)."""
+    calls = getattr(message, "tool_calls", None) or []
+    if calls or not isinstance(message, AIMessage) or not isinstance(message.content, list):
+        return list(calls)
+    return [{"name": b["name"], "args": b.get("input"), "id": b.get("id"), "type": "tool_call"}
+            for b in message.content
+            if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("name"), str)]
+
+
 def message_text(message: BaseMessage) -> str:
     """The words of ``message`` (:func:`content_text`), stripped."""
     return content_text(message.content).strip()
@@ -85,7 +96,7 @@ def _indexable_text(message: BaseMessage) -> str:
     """What hippo indexes of ``message``: its words, then its tool calls in words on a line of their own (what the
     middleware stores of an answer that calls tools), else a marker of a message without either."""
     text = index_text(content_text(message.content))
-    calls = getattr(message, "tool_calls", None) or []
+    calls = calls_of(message)
     if calls:  # arguments may hold characters hippo does not index that JSON writes as they are (U+007F)
         return index_text(f"{text}\n{calls_text(calls)}" if text.strip() else calls_text(calls))
     if text.strip():
@@ -234,5 +245,5 @@ def _told(message: ToolMessage) -> AIMessage:
     return AIMessage(content=f"[tool result {tool}{failed}] {message_text(message)}".rstrip(), id=message.id)
 
 
-__all__ = ["TIME_KEY", "content_text", "message_text", "tool_results", "role_of", "now_in", "time_of", "message_to_item", "item_to_message",
+__all__ = ["TIME_KEY", "calls_of", "content_text", "message_text", "tool_results", "role_of", "now_in", "time_of", "message_to_item", "item_to_message",
            "replayable"]

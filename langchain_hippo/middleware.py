@@ -65,7 +65,7 @@ from langgraph.runtime import Runtime
 from hippo import Changed, InvalidInput, epoch_of, message_time, time_zone
 from langchain_hippo._common import (acall, check_bool, check_key, check_memory, check_positive_int, custom_namespace,
                                      index_text, message_chars, query_text, store_key)
-from langchain_hippo._messages import TIME_KEY, calls_text, message_text, now_in, time_of, tool_results
+from langchain_hippo._messages import TIME_KEY, calls_of, calls_text, message_text, now_in, time_of, tool_results
 
 DEFAULT_TEMPLATE = (
     "Relevant memories from earlier conversations (verbatim, with speaker and date; use them when they help):\n"
@@ -231,7 +231,7 @@ def _role(message: BaseMessage) -> str | None:
 
 def _tool_names(messages: list[AnyMessage]) -> dict[str, str]:
     """Tool call id -> the tool's name, of the calls the AI messages of ``messages`` make."""
-    return {c["id"]: c["name"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls
+    return {c["id"]: c["name"] for m in messages if isinstance(m, AIMessage) for c in calls_of(m)
             if isinstance(c.get("id"), str) and isinstance(c.get("name"), str)}
 
 
@@ -490,7 +490,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
         not stored), as ``HippoMemory`` replays an answer whose results it did not recall."""
         text = message_text(message)
         if self.store_tool_results and isinstance(message, AIMessage):
-            calls = calls_text([c for c in message.tool_calls if c.get("name") not in self._own])
+            calls = calls_text([c for c in calls_of(message) if c.get("name") not in self._own])
             text = "\n".join(t for t in (text, calls) if t)
         return index_text(text or "", self._max_chars)
 

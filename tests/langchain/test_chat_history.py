@@ -585,3 +585,16 @@ def test_a_tool_s_output_sent_as_a_user_s_message_is_indexed_as_the_tool_s(memor
     assert [(i.role, i.speaker, i.text) for i in memory.list()] == [
         ("user", "user", "Will it rain in Paris?"), ("tool", "tool", "Rain in Paris.")]
     assert history.messages[1] == result
+
+
+def test_an_answer_whose_calls_are_only_content_blocks_is_found_by_them(memory):
+    """An answer whose call is only an Anthropic ``tool_use`` block (a history kept in the API's form: no
+    ``tool_calls``) was indexed as its words alone, or as ``[ai message without text]``. Its calls are words too."""
+    answers = [AIMessage([{"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"city": "Trondheim"}}]),
+               AIMessage([{"type": "text", "text": "Checking."},
+                          {"type": "tool_use", "id": "toolu_2", "name": "lookup", "input": {"city": "Bergen"}}])]
+    history = HippoChatMessageHistory(memory, session_id="s")
+    history.add_messages(answers)
+    assert [i.text for i in memory.list()] == ['[tool call lookup({"city": "Trondheim"})]',
+                                               'Checking.\n[tool call lookup({"city": "Bergen"})]']
+    assert history.messages == answers

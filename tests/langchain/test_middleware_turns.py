@@ -851,3 +851,20 @@ def test_a_tool_s_output_sent_as_a_user_s_message_is_the_tool_s(store_tool_resul
     assert stored == [("tool", "lookup", "Rain in Paris all afternoon.")] * store_tool_results + [
         ("assistant", "assistant", "Take the red umbrella.")]
     memory.close()
+
+
+def test_a_tool_s_output_answering_a_call_made_in_content_blocks_is_the_tool_s():
+    """A history kept in Anthropic's form gives LangChain an answer whose call is only a ``tool_use`` block (no
+    ``tool_calls``): the output answering it was said by "tool". It is the tool's the block named."""
+    memory = hippo.Memory(None)
+    agent = create_agent(recording_model([AIMessage("Take an umbrella.")]),
+                         middleware=[HippoMemoryMiddleware(memory, store_tool_results=True)])
+    agent.invoke({"messages": [
+        {"role": "user", "content": "Will it rain in Paris?"},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"city": "Paris"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "Rain."}]}]},
+        _cfg("t"))
+    assert [(m.role, m.speaker, m.text) for m in memory.using("user.ann").list()] == [
+        ("tool", "lookup", "Rain."), ("assistant", "assistant", "Take an umbrella.")]
+    memory.close()
