@@ -195,8 +195,9 @@ def item_to_message(item: Any) -> BaseMessage:
         data = dict(stored["data"])
         data.setdefault("content", item.text)
         return messages_from_dict([{"type": stored["type"], "data": data}])[0]
-    if item.role == "tool":
-        return ToolMessage(content=item.text, tool_call_id=str((item.metadata or {}).get("tool_call_id", "")))
+    if item.role == "tool":  # its speaker is the tool (the middleware's, the LlamaIndex block's, an import's)
+        return ToolMessage(content=item.text, tool_call_id=str((item.metadata or {}).get("tool_call_id", "")),
+                           name=item.speaker if item.speaker not in (None, item.role) else None)
     cls = _CLASS_BY_ROLE.get(item.role, HumanMessage)
     return cls(content=item.text, name=item.speaker if item.speaker not in (None, item.role) else None)
 

@@ -598,3 +598,20 @@ def test_an_answer_whose_calls_are_only_content_blocks_is_found_by_them(memory):
     assert [i.text for i in memory.list()] == ['[tool call lookup({"city": "Trondheim"})]',
                                                'Checking.\n[tool call lookup({"city": "Bergen"})]']
     assert history.messages == answers
+
+
+def test_a_tool_result_stored_elsewhere_is_recalled_as_its_tool_s(memory):
+    """A tool's result the middleware, the LlamaIndex block or an import stored (no LangChain message kept) is said
+    by its tool: ``HippoMemory(return_messages=True)`` gave it back as ``[tool result tool] ...``, the tool's name
+    lost. It is ``[tool result lookup] ...``, as the same result kept by the chat history is."""
+    from langchain_hippo import HippoMemory
+
+    memory.add_many([{"text": "What is the weather in Köln?", "role": "user", "speaker": "ann", "session_id": "k"},
+                     {"text": "Sunny in Köln, 24 degrees.", "role": "tool", "speaker": "lookup", "session_id": "k",
+                      "metadata": {"tool_call_id": "c1"}}])
+    HippoChatMessageHistory(memory, session_id="h").add_messages([
+        ToolMessage("Rain in Bonn, 11 degrees.", tool_call_id="c2", name="lookup")])
+    recalled = HippoMemory(memory=memory, return_messages=True).load_memory_variables(
+        {"input": "weather degrees Köln Bonn"})["history"]
+    assert sorted(m.text for m in recalled if "[tool result" in m.text) == [
+        "[tool result lookup] Rain in Bonn, 11 degrees.", "[tool result lookup] Sunny in Köln, 24 degrees."]
