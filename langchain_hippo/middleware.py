@@ -573,8 +573,14 @@ class HippoMemoryMiddleware(AgentMiddleware):
         shown: list[int] = []
         for m in messages:
             role = _role(m)
-            if role is not None:
-                shown.extend(record.said.get((role, self._stored_text(m)), ()))
+            if role is None:
+                continue
+            text = self._stored_text(m)
+            shown.extend(record.said.get((role, text), ()))
+            if role == "assistant" and f"\n{_CALLS_TEXT}" in text:
+                # an answer that said something and called tools, which a thread stored by an earlier release holds
+                # as its words alone
+                shown.extend(record.said.get((role, text.split(f"\n{_CALLS_TEXT}", 1)[0]), ()))
         return shown
 
     @staticmethod

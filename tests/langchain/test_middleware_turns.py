@@ -868,3 +868,26 @@ def test_a_tool_s_output_answering_a_call_made_in_content_blocks_is_the_tool_s()
     assert [(m.role, m.speaker, m.text) for m in memory.using("user.ann").list()] == [
         ("tool", "lookup", "Rain."), ("assistant", "assistant", "Take an umbrella.")]
     memory.close()
+
+
+def test_an_answer_with_words_stored_without_its_calls_is_not_recalled_beside_the_prompt_that_holds_it():
+    """A thread stored before the calls of an answer that says something were kept holds its words alone; the
+    prompt holding that answer (a client sending the whole history) did not count it as shown, and recall handed the
+    model the answer's words a second time. It is found by its words."""
+    memory = hippo.Memory(None)
+    memory.using("user.ann").add_many([
+        {"text": t, "role": r, "speaker": s, "session_id": "k"} for r, s, t in [
+            ("user", "ann", "What is the weather in Köln?"),
+            ("assistant", "assistant", "Let me check the weather in Köln."),
+            ("tool", "lookup", "Sunny in Köln."), ("assistant", "assistant", "It is sunny in Köln.")]])
+    model = recording_model([AIMessage("Rain tomorrow.")])
+    agent = create_agent(model, tools=[lookup], middleware=[HippoMemoryMiddleware(memory, store_tool_results=True)])
+    agent.invoke({"messages": [
+        {"role": "user", "content": "What is the weather in Köln?"},
+        {"role": "assistant", "content": "Let me check the weather in Köln.",
+         "tool_calls": [{"name": "lookup", "id": "c1", "args": {"city": "Köln"}}]},
+        {"role": "tool", "content": "Sunny in Köln.", "tool_call_id": "c1", "name": "lookup"},
+        {"role": "assistant", "content": "It is sunny in Köln."},
+        {"role": "user", "content": "And the weather in Köln tomorrow?"}]}, _cfg("k"))
+    assert _recalled(model.calls[0]) == []
+    memory.close()
