@@ -10,6 +10,9 @@ Formats, told apart by their content (never by the file name):
   are kept as text and in ``metadata["tool_calls"]``; Anthropic's content blocks (``tool_use``, ``tool_result``)
   likewise. JSONL of such objects, a conversation a line (OpenAI's fine-tuning and batch files), is read line after
   line.
+* **Claude Code** session transcripts (JSONL, ``{"type": "user" | "assistant" | "summary" | ..., "message",
+  "uuid", "sessionId", "timestamp", ...}`` a line): prompts, answers, tool calls and results, each line stored with its
+  identity (:func:`source_id`), so a resumed session that repeats it stores it once.
 * **BEAM** ``chat.json``: a list of batches ``{batch_number, time_anchor, turns: [[{role, id, content,
   time_anchor?}, ...], ...]}``, stored as the BEAM evidence measure defines it (``speaker`` = role, timestamp =
   the latest time anchor so far, ``session_id = "batch-<n>"``, ``metadata = {"chat_id": id}``).
@@ -156,7 +159,7 @@ class Source:
     file: str
     format: str                # "jsonl", "export", "messages", "beam", "locomo", "hippo", "whatsapp", "telegram",
                                # "telegram-export", "messenger", "discord", "slack", "slack-export", "google-chat",
-                               # "line", "imessage", "signal", "chatgpt", "claude"
+                               # "line", "imessage", "signal", "chatgpt", "claude", "claude-code"
     text: str
     records: list[Record] = field(default_factory=list)
     _offsets: dict[int, int] | None = None
@@ -486,6 +489,10 @@ def _source_of(file: str, data: bytes, encoding: str) -> Source:
             src = Source(file, "signal", text)
             src.records.extend(_signal_records(src, lambda: _iter_lines(text)))
             return src
+        if claude_code_line(head):
+            src = Source(file, CLAUDE_CODE, text)
+            src.records.extend(claude_code_records(src, lambda: _iter_lines(text)))
+            return src
         if isinstance(head, dict) and not ("messages" in head or "conversation" in head or "chats" in head
                                            or _conversation_kind(head) is not None):
             return _read_jsonl(file, text)
@@ -521,7 +528,7 @@ def _source_of(file: str, data: bytes, encoding: str) -> Source:
 # ------------------------------------------------------------------------------------------------- streams
 
 # the formats read one line at a time, so a file of them can be read as a stream, again for each pass
-STREAMED_FORMATS = ("jsonl", "export", "messages", "whatsapp", "line", "imessage", "signal")
+STREAMED_FORMATS = ("jsonl", "export", "messages", "whatsapp", "line", "imessage", "signal", "claude-code")
 _CHUNK = 1 << 16
 
 
@@ -720,6 +727,10 @@ def _stream_source(file: str, fd: int, codec: codecs.CodecInfo, encoding: str) -
     if _signal_line(head):
         src.format = "signal"
         src._stream = lambda: _signal_records(src, lines)
+        return src
+    if claude_code_line(head):
+        src.format = CLAUDE_CODE
+        src._stream = lambda: claude_code_records(src, lines)
         return src
     if isinstance(head, dict) and not ("messages" in head or "conversation" in head or "chats" in head
                                        or _conversation_kind(head) is not None):
@@ -1511,6 +1522,114 @@ def openai_item(msg: Any, path: Path) -> dict[str, Any]:
     if metadata:
         item["metadata"] = metadata
     return item
+
+
+# ------------------------------------------------------------------------------------------------- agent traces
+
+def _id_field(obj: dict[str, Any], path: Path, key: str) -> str | None:
+    """An agent trace's id field ``key`` of ``obj``: a non-empty string, or None when missing or null."""
+    value = obj.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise SourceError(path, f"field {key!r} must be a non-empty string, got {_kind(value)}", key)
+    return value
+
+
+# Claude Code's session transcripts, ~/.claude/projects/<project>/<session>.jsonl: a line per event, {"type", "uuid",
+# "parentUuid", "sessionId", "timestamp", "isSidechain", "message": {"role", "content"}, ...}. The prompts ("user"
+# lines whose content is a string or text blocks), the answers ("assistant" lines, a content block or a few each) and
+# the tools' results ("user" lines of tool_result blocks) are messages; the other lines are the tool's own records.
+CLAUDE_CODE = "claude-code"
+_CLAUDE_CODE_KEYS = ("sessionId", "parentUuid", "leafUuid", "uuid")
+_CLAUDE_CODE_OWN = frozenset({"summary", "system", "file-history-snapshot", "queue-operation", "progress",
+                              "attachment", "custom-title", "tag", "result"})
+_CLAUDE_CODE_THINKING = ("thinking", "redacted_thinking")
+
+
+def claude_code_line(head: Any) -> bool:
+    """Whether ``head``, a JSONL file's first line, is a line of a Claude Code transcript."""
+    return (isinstance(head, dict) and isinstance(head.get("type"), str) and "text" not in head and "role" not in head
+            and (any(k in head for k in _CLAUDE_CODE_KEYS) or head["type"] == "file-history-snapshot"))
+
+
+def claude_code_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator[Record]:
+    """The messages of a Claude Code transcript, a line at a time. A ``user`` line is the user's prompt (role user)
+    or, when its content is ``tool_result`` blocks, the tools' output (role tool, the ``tool_use_id`` as
+    ``metadata["tool_call_id"]``); an ``assistant`` line is what the model wrote, a ``tool_use`` block the line
+    ``[tool call name(input)]``. Each has its ``timestamp``, its ``sessionId`` as session and its ``uuid`` as
+    identity (:func:`source_id`: a session resumed into a new file repeats the earlier lines, stored once). Left out:
+    the lines Claude Code writes for itself (``summary``, ``system``, ``file-history-snapshot``, ...), the ``isMeta``
+    lines it adds to a prompt (the output of a local command, a caveat), the ``isCompactSummary`` line that sums up
+    the earlier messages when it compacts the conversation, and the model's ``thinking`` blocks (an assistant line
+    of them alone is left out). A sub-agent's messages (``isSidechain``) are kept, with ``metadata["sidechain"]``."""
+    file = src.file
+    n = 0
+    for lineno, line in _nonblank(lines()):
+        obj = _json_line(file, lineno, line)
+        try:
+            rec = _claude_code_record(obj)
+            if rec is not None:
+                _check_depth(rec.item, ())
+        except SourceError as exc:
+            raise InvalidInput(f"{file}:{lineno}: {exc.message}") from None
+        if rec is not None:
+            rec.line = lineno
+            n += 1
+            yield rec
+    if not n:
+        raise InvalidInput(f"{file}: the Claude Code transcript holds no messages")
+
+
+def _claude_code_record(obj: Any) -> Record | None:
+    if not isinstance(obj, dict):
+        raise SourceError((), f"expected a JSON object per line (a line of a Claude Code transcript), got {_kind(obj)}")
+    kind = obj.get("type")
+    if not isinstance(kind, str):
+        raise SourceError((), f"field 'type' must name the line's kind ('user', 'assistant', ...), got {_kind(kind)}",
+                          "type")
+    if kind not in ("user", "assistant"):
+        if kind in _CLAUDE_CODE_OWN or any(k in obj for k in _CLAUDE_CODE_KEYS):
+            return None
+        raise SourceError((), f"field 'type' is {kind!r}, which is no line of a Claude Code transcript", "type")
+    for key in ("isMeta", "isSidechain", "isCompactSummary"):
+        if obj.get(key) is not None and not isinstance(obj[key], bool):
+            raise SourceError((), f"field {key!r} must be true or false, got {_kind(obj[key])}", key)
+    if obj.get("isMeta") or obj.get("isCompactSummary"):
+        return None
+    msg = obj.get("message")
+    if not isinstance(msg, dict):
+        raise SourceError((), f"field 'message' must be an object {{\"role\", \"content\"}}, got {_kind(msg)}",
+                          "message")
+    if msg.get("role") != kind:
+        raise SourceError((), f"field 'message.role' must be {kind!r} on a {kind!r} line, got {msg.get('role')!r}",
+                          "message")
+    content = msg.get("content")
+    if isinstance(content, list):
+        content = [b for b in content if not (isinstance(b, dict) and b.get("type") in _CLAUDE_CODE_THINKING)]
+        if not content:
+            return None  # the model's thinking alone
+    elif not isinstance(content, str):
+        raise SourceError((), f"field 'message.content' must be a string or a list of content blocks, got "
+                              f"{_kind(content)}", "message")
+    try:
+        item = openai_item({"role": kind, "content": content}, ())
+    except SourceError as exc:
+        raise SourceError((), f"field 'message': {exc.message}", "message") from None
+    item["timestamp"] = _iso_time(obj.get("timestamp"), (), "timestamp")
+    session = obj.get("sessionId")
+    if session is not None:
+        if not isinstance(session, str) or not session:
+            raise SourceError((), f"field 'sessionId' must be a non-empty string, got {_kind(session)}", "sessionId")
+        item["session_id"] = session
+    if obj.get("isSidechain"):
+        item["metadata"] = {**item.get("metadata", {}), "sidechain": True}
+    uuid = _id_field(obj, (), "uuid")
+    if uuid is None:
+        return Record(item)
+    # the line's identity and words: not its session, which a resumed session's copy of the line changes
+    return Record(item, digest=source_digest(CLAUDE_CODE, {"uuid": uuid, "message": msg}),
+                  ident=source_id(CLAUDE_CODE, {"uuid": uuid}))
 
 
 # English month names and their three-letter forms ("Sept" too). The files write them in English whatever the
