@@ -24,6 +24,128 @@ def ids(db: Path) -> list[tuple[str | None, str | None]]:
         return [(m.metadata.get("source_id"), m.metadata.get("source_digest")) for m in mem.list()]
 
 
+# --------------------------------------------------------------------------------------------------- Responses API
+
+# A turn of the Responses API as its reference documents the items (and as the openai package's types read them):
+# the request's input, then the response's output: reasoning, a function call, its output sent back, web search,
+# an MCP call, the answer.
+RESPONSES_ITEMS = [
+    {"type": "message", "role": "developer", "content": "Answer in one line."},
+    {"role": "user", "content": [{"type": "input_text", "text": "Weather in Porto?"},
+                                 {"type": "input_image", "image_url": "https://x.test/porto.png", "detail": "auto"}]},
+    {"type": "reasoning", "id": "rs_01", "summary": [{"type": "summary_text", "text": "Call the tool."}]},
+    {"type": "function_call", "id": "fc_01", "call_id": "call_01", "name": "get_weather",
+     "arguments": '{"city":"Porto"}', "status": "completed"},
+    {"type": "function_call_output", "call_id": "call_01", "output": "18 C, sunny"},
+    {"type": "web_search_call", "id": "ws_01", "status": "completed",
+     "action": {"type": "search", "query": "Porto weather tomorrow"}},
+    {"type": "mcp_call", "id": "mcp_01", "server_label": "calendar", "name": "free_slots",
+     "arguments": '{"day":"2025-03-09"}', "output": "10:00-12:00"},
+    {"type": "message", "id": "msg_01", "role": "assistant", "status": "completed",
+     "content": [{"type": "output_text", "text": "18 C and sunny; free 10-12.", "annotations": []}]},
+]
+RESPONSES_EXPECTED = [
+    ("Answer in one line.", "system", {}),
+    ("Weather in Porto?\n[image: https://x.test/porto.png]", "user", {}),
+    ('[tool call get_weather({"city":"Porto"})]', "assistant",
+     {"tool_calls": [{"id": "call_01", "type": "function",
+                      "function": {"name": "get_weather", "arguments": '{"city":"Porto"}'}}]}),
+    ("18 C, sunny", "tool", {"tool_call_id": "call_01"}),
+    ('[tool call web_search({"type": "search", "query": "Porto weather tomorrow"})]', "assistant", {}),
+    ('[tool call free_slots({"day":"2025-03-09"})]', "assistant", {}),
+    ("10:00-12:00", "tool", {"tool_call_id": "mcp_01"}),
+    ("18 C and sunny; free 10-12.", "assistant", {}),
+]
+
+
+def test_responses_items_are_the_schema_the_openai_package_reads() -> None:
+    """The samples below are items of the Responses API as the openai package itself validates them."""
+    pytest.importorskip("openai", reason="the openai package (the Responses API's types) is not installed")
+    from openai.types.responses import ResponseInputItem, ResponseOutputItem
+    from pydantic import TypeAdapter
+
+    inputs, outputs = TypeAdapter(ResponseInputItem), TypeAdapter(ResponseOutputItem)
+    for item in RESPONSES_ITEMS:
+        if "id" in item:
+            outputs.validate_python(item)
+        else:
+            inputs.validate_python(item)
+
+
+def test_responses_api_items_as_a_list_and_as_jsonl(tmp_path, capsys) -> None:
+    """A list (or JSONL) of Responses API items was refused at its first item without a role ("field 'role' must be
+    one of ..."), so an agent's history could not be ingested. Each item is now read as the chat completions reader
+    reads its messages: a function call is the assistant's line ``[tool call name(arguments)]`` with the call in
+    ``metadata["tool_calls"]``, its output a message of role tool with the ``call_id``; reasoning is left out."""
+    for name, write in (("items.json", lambda p: p.write_text(json.dumps(RESPONSES_ITEMS), encoding="utf-8")),
+                        ("items.jsonl", lambda p: jsonl(p, RESPONSES_ITEMS))):
+        f = tmp_path / name
+        write(f)
+        db = tmp_path / f"{name}.db"
+        run = cli(capsys, "ingest", f, "--path", db)
+        assert run.code == 0, run.err
+        got = stored(db)
+        assert [(m["text"], m["role"], m["metadata"]) for m in got] == RESPONSES_EXPECTED
+        assert {(m["speaker"], m["timestamp"], m["session_id"]) for m in got} == {(None, None, None)}
+        # the items with an id (or a call id) have their identity, each its own; those without have none
+        idents = [i for i, _ in ids(db)]
+        assert idents[:2] == [None, None] and None not in idents[2:] and len(set(idents[2:])) == 6
+
+
+def test_responses_api_items_read_again_are_stored_once(tmp_path, capsys) -> None:
+    """A later request's input repeats the items of the turns before it: ingested after them, only its new items
+    are stored."""
+    first = tmp_path / "turn1.json"
+    first.write_text(json.dumps(RESPONSES_ITEMS[2:]), encoding="utf-8")
+    later = RESPONSES_ITEMS[2:] + [
+        {"type": "message", "id": "msg_02", "role": "user", "content": [{"type": "input_text", "text": "Thanks"}]},
+        {"type": "message", "id": "msg_03", "role": "assistant",
+         "content": [{"type": "output_text", "text": "You're welcome.", "annotations": []}]}]
+    second = tmp_path / "turn2.json"
+    second.write_text(json.dumps(later), encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", first, "--path", db).code == 0
+    run = cli(capsys, "ingest", second, "--path", db)
+    assert run.code == 0, run.err
+    assert [m["text"] for m in stored(db)] == [t for t, _, _ in RESPONSES_EXPECTED[2:]] + ["Thanks", "You're welcome."]
+
+
+def test_a_response_object_gives_its_output_at_its_time(tmp_path, capsys) -> None:
+    """A response saved whole (``response.model_dump_json()``), alone or a line of JSONL each, is its output items,
+    at the response's ``created_at``."""
+    response = {"id": "resp_01", "object": "response", "created_at": 1741476777, "status": "completed",
+                "model": "gpt-4.1", "output": [RESPONSES_ITEMS[3], RESPONSES_ITEMS[-1]]}
+    when = utc(2025, 3, 8, 23, 32, 57)
+    for name, text in (("r.json", json.dumps(response, indent=2)), ("r.jsonl", json.dumps(response) + "\n")):
+        f = tmp_path / name
+        f.write_text(text, encoding="utf-8")
+        db = tmp_path / f"{name}.db"
+        run = cli(capsys, "ingest", f, "--path", db)
+        assert run.code == 0, run.err
+        assert [(m["text"], m["role"], m["timestamp"]) for m in stored(db)] == [
+            ('[tool call get_weather({"city":"Porto"})]', "assistant", when),
+            ("18 C and sunny; free 10-12.", "assistant", when)]
+
+
+@pytest.mark.parametrize("bad, needles", [
+    ({"type": "function_call", "call_id": "c", "arguments": "{}"}, ["[1]", "'name'"]),
+    ({"type": "function_call", "name": "f", "arguments": "{}"}, ["[1]", "'call_id'"]),
+    ({"type": "function_call_output", "call_id": "c", "output": 5}, ["[1]", "'output'"]),
+    ({"type": "function_call_output", "call_id": "c"}, ["[1]", "'output'"]),
+    ({"type": "message", "role": "tool", "content": "x"}, ["[1]", "'role'"]),
+    ({"type": "message", "role": "user", "content": [{"type": "input_text", "text": 3}]}, ["[1]", "content[0].text"]),
+    ({"type": "banana_split", "id": "b"}, ["[1]", "'type'", "banana_split"]),
+])
+def test_a_bad_responses_item_is_refused_naming_the_field(tmp_path, capsys, bad, needles) -> None:
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps([RESPONSES_ITEMS[3], bad]), encoding="utf-8")
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"), "bad.json:", *needles)
+    f = jsonl(tmp_path / "bad.jsonl", [RESPONSES_ITEMS[3], bad])
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"), "bad.jsonl:2",
+                          *(n for n in needles[1:] if n != "banana_split"))  # a line of no known kind: its fields
+    assert namespaces(tmp_path / "b.db") == []
+
+
 # --------------------------------------------------------------------------------------------------- Claude Code
 
 SESSION = "4f35e220-c435-4cf7-b9b9-f40426042847"

@@ -10,9 +10,12 @@ Formats, told apart by their content (never by the file name):
   are kept as text and in ``metadata["tool_calls"]``; Anthropic's content blocks (``tool_use``, ``tool_result``)
   likewise. JSONL of such objects, a conversation a line (OpenAI's fine-tuning and batch files), is read line after
   line.
-* **Claude Code** session transcripts (JSONL, ``{"type": "user" | "assistant" | "summary" | ..., "message",
-  "uuid", "sessionId", "timestamp", ...}`` a line): prompts, answers, tool calls and results, each line stored with its
-  identity (:func:`source_id`), so a resumed session that repeats it stores it once.
+* **Agents' histories.** OpenAI Responses API items (``{"type": "message" | "function_call" |
+  "function_call_output" | "reasoning" | "web_search_call" | ..., ...}``), a list or JSONL of them or a response
+  saved whole (``{"object": "response", "output": [...]}``); a Claude Code session transcript (JSONL, ``{"type":
+  "user" | "assistant" | "summary" | ..., "message", "uuid", "sessionId", "timestamp", ...}`` a line). Tool calls and
+  outputs are read as the OpenAI-style messages' are; an item or line with an id of its own is stored with its
+  identity (:func:`source_id`), so a history that repeats it stores it once.
 * **BEAM** ``chat.json``: a list of batches ``{batch_number, time_anchor, turns: [[{role, id, content,
   time_anchor?}, ...], ...]}``, stored as the BEAM evidence measure defines it (``speaker`` = role, timestamp =
   the latest time anchor so far, ``session_id = "batch-<n>"``, ``metadata = {"chat_id": id}``).
@@ -159,7 +162,7 @@ class Source:
     file: str
     format: str                # "jsonl", "export", "messages", "beam", "locomo", "hippo", "whatsapp", "telegram",
                                # "telegram-export", "messenger", "discord", "slack", "slack-export", "google-chat",
-                               # "line", "imessage", "signal", "chatgpt", "claude", "claude-code"
+                               # "line", "imessage", "signal", "chatgpt", "claude", "claude-code", "openai-responses"
     text: str
     records: list[Record] = field(default_factory=list)
     _offsets: dict[int, int] | None = None
@@ -886,6 +889,7 @@ def _jsonl_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator[
         obj = _json_line(file, lineno, line)
         if not isinstance(obj, dict):
             raise InvalidInput(f"{file}:{lineno}: expected a JSON object per line, got {_kind(obj)}")
+        traced: list[Record] | None = None
         try:
             if export:
                 item = {k2: obj.get(k2) for k2 in EXPORT_FIELDS if k2 in obj}
@@ -894,13 +898,21 @@ def _jsonl_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator[
                         item["timestamp"] = with_utc_offset(item["timestamp"], obj["utc_offset"])
                     except InvalidInput as exc:
                         raise InvalidInput(f"{file}:{lineno}: {exc}") from None
+            elif (traced := agent_trace_line(obj, lineno)) is not None:  # a Responses API item
+                for rec in traced:
+                    _check_depth(rec.item, ())
             elif "text" not in obj and "content" in obj:
                 item = openai_item(obj, ())
             else:
                 item = dict(obj)
-            _check_depth(item, ())
+            if traced is None:
+                _check_depth(item, ())
         except SourceError as exc:
             raise InvalidInput(f"{file}:{lineno}: {exc.message}") from None
+        if traced is not None:
+            n += len(traced)
+            yield from traced
+            continue
         n += 1
         yield Record(item, (), lineno)
     if not n:
@@ -1295,6 +1307,9 @@ def _kind(value: Any) -> str:
 
 
 def _convert_document(doc: Any) -> tuple[str, list[Record]]:
+    traced = agent_trace_records(doc)  # Responses API items
+    if traced is not None:
+        return traced
     if isinstance(doc, dict):
         if "messages" in doc:
             msgs = doc["messages"]
@@ -1536,6 +1551,153 @@ def _id_field(obj: dict[str, Any], path: Path, key: str) -> str | None:
     return value
 
 
+# OpenAI's Responses API: the items of a response's "output" and of a request's "input". A message is a message; a
+# call of a function or of a custom tool is the line an OpenAI chat completion's tool call gives; its output a message
+# of role tool. The items that say nothing to anyone (the model's reasoning, a reference to an item stored elsewhere,
+# the list of an MCP server's tools, an approval asked or given, a compacted history) are left out.
+_RESPONSES_SILENT = frozenset({"reasoning", "item_reference", "mcp_list_tools", "mcp_approval_request",
+                               "mcp_approval_response", "compaction", "additional_tools"})
+# What a built-in tool's call was asked to do, by the first of these fields it has
+_RESPONSES_ARGUMENTS = ("arguments", "input", "action", "operation", "queries", "code", "prompt")
+RESPONSES = "openai-responses"
+
+
+def responses_item(obj: Any) -> bool:
+    """Whether ``obj`` is an item of OpenAI's Responses API: a message ``{"type": "message", "role", "content"}``, a
+    tool's call (``function_call``, ``web_search_call``, ...) or output, or an item left out (``reasoning``)."""
+    if not isinstance(obj, dict) or "text" in obj:
+        return False
+    kind = obj.get("type")
+    return isinstance(kind, str) and (kind == "message" and "role" in obj or kind in _RESPONSES_SILENT
+                                      or kind.endswith(("_call", "_call_output")))
+
+
+def _responses_output(value: Any, path: Path) -> str:
+    """A tool's output as an item of the Responses API holds it: a string, content parts (``input_text``,
+    ``input_image``, ``input_file``), a screenshot, or a shell's ``[{"stdout", "stderr"}]``."""
+    if isinstance(value, dict) and value.get("type") == "computer_screenshot":
+        url = value.get("image_url")
+        return f"[image: {url}]" if isinstance(url, str) and not url.startswith("data:") else "[image]"
+    if isinstance(value, list) and all(isinstance(v, dict) and "type" not in v and ("stdout" in v or "stderr" in v)
+                                       for v in value) and value:
+        pieces = []
+        for k, v in enumerate(value):
+            for key in ("stdout", "stderr"):
+                if v.get(key) is not None and not isinstance(v[key], str):
+                    raise SourceError(path, f"field 'output[{k}].{key}' must be a string, got {_kind(v[key])}",
+                                      "output")
+                pieces.append(v.get(key) or "")
+        return "\n".join(p for p in pieces if p)
+    if value is not None and not isinstance(value, (str, list)):
+        raise SourceError(path, f"field 'output' must be a string or a list of content parts, got {_kind(value)}",
+                          "output")
+    return _content_text(value, path, "output")
+
+
+def responses_records(obj: Any, path: Path, line: int | None = None,
+                      when: datetime | None = None) -> list[Record]:
+    """The records of one Responses API item (none for the items left out): a message as an OpenAI message; a call
+    of a function (``function_call``: ``call_id``, ``name``, ``arguments``) or of a custom tool (``custom_tool_call``:
+    ``input``) the assistant's line ``[tool call name(arguments)]`` with the call in ``metadata["tool_calls"]`` as a
+    chat completion writes it; a built-in tool's call (``web_search_call``, ``file_search_call``, ``mcp_call``, ...)
+    the line ``[tool call web_search(action)]``, and the output an ``mcp_call`` carries a message of role tool; an
+    output (``function_call_output``, ``custom_tool_call_output``, ``computer_call_output``, ...) a message of role
+    tool with its ``call_id`` as ``metadata["tool_call_id"]``. An item with an ``id`` (or a ``call_id``) has its
+    identity (:func:`source_id`), so a list read again (a later request's input repeats the earlier items) stores each
+    item once. ``when``: the time of the response the item is an output of."""
+    if not isinstance(obj, dict):
+        raise SourceError(path, f"expected an item of the Responses API, got {_kind(obj)}")
+    kind = obj.get("type", "message" if "role" in obj else None)  # a message may leave out its type
+    if not isinstance(kind, str):
+        raise SourceError(path, f"field 'type' must name the item's kind ('message', 'function_call', ...), got "
+                                f"{_kind(kind)}", "type")
+    if kind in _RESPONSES_SILENT:
+        return []
+    item_id = _id_field(obj, path, "id")
+    call_id = _id_field(obj, path, "call_id")
+    metadata: dict[str, Any] = {}
+    out: list[dict[str, Any]] = []
+    if kind == "message":
+        role = obj.get("role")
+        if role not in ("user", "assistant", "system", "developer"):
+            raise SourceError(path, f"field 'role' must be one of ['assistant', 'developer', 'system', 'user'], got "
+                                    f"{role!r}", "role")
+        content = obj.get("content")
+        if not isinstance(content, (str, list)):
+            raise SourceError(path, f"field 'content' must be a string or a list of content parts, got "
+                                    f"{_kind(content)}", "content")
+        item = openai_item({"role": role, "content": content}, path)
+    elif kind in ("function_call", "custom_tool_call"):
+        arg_key = "arguments" if kind == "function_call" else "input"
+        for key in ("name", arg_key):
+            if not isinstance(obj.get(key), str):
+                raise SourceError(path, f"field {key!r} must be a string, got {_kind(obj.get(key))}", key)
+        if call_id is None:
+            raise SourceError(path, "field 'call_id' must be a non-empty string, got null", "call_id")
+        call = ({"id": call_id, "type": "function", "function": {"name": obj["name"], "arguments": obj[arg_key]}}
+                if kind == "function_call" else
+                {"id": call_id, "type": "custom", "custom": {"name": obj["name"], "input": obj[arg_key]}})
+        item = {"text": f"[tool call {obj['name']}({obj[arg_key]})]", "role": "assistant",
+                "metadata": {"tool_calls": [call]}}
+    elif kind.endswith("_call_output"):
+        if "output" not in obj:
+            raise SourceError(path, "field 'output' is missing: the tool's output", "output")
+        text = _responses_output(obj["output"], path)
+        item = {"text": text if text.strip() else f"[{kind}]", "role": "tool"}
+        if call_id is not None:
+            metadata["tool_call_id"] = call_id
+    elif not kind.endswith("_call"):
+        raise SourceError(path, f"field 'type' is {kind!r}, which is no item of the Responses API that hippo ingest "
+                                f"reads (a 'message', a tool's call or its output)", "type")
+    else:  # a built-in tool's call, which the API ran itself: what it was asked
+        name = obj.get("name") if isinstance(obj.get("name"), str) and obj["name"] else kind[:-len("_call")]
+        args = next((obj[key] for key in _RESPONSES_ARGUMENTS if obj.get(key) is not None), None)
+        said = "" if args is None else args if isinstance(args, str) else json.dumps(args)
+        item = {"text": f"[tool call {name}({said})]", "role": "assistant"}
+        output = obj.get("output")
+        if output is not None and not isinstance(output, str):
+            raise SourceError(path, f"field 'output' must be a string, got {_kind(output)}", "output")
+        if isinstance(output, str) and output.strip():  # an MCP server's answer, which the call carries
+            out.append({"text": output, "role": "tool", "metadata": {"tool_call_id": item_id or call_id}}
+                       if item_id or call_id else {"text": output, "role": "tool"})
+    if metadata:
+        item["metadata"] = {**item.get("metadata", {}), **metadata}
+    items = [item, *out]
+    if when is not None:
+        for it in items:
+            it["timestamp"] = when
+    name = item_id or call_id
+    records = []
+    for k, it in enumerate(items):
+        ident = None if name is None else source_id(RESPONSES, {"id": name, "type": kind, "part": k})
+        digest = None if name is None else source_digest(RESPONSES, {"item": obj, "part": k})
+        records.append(Record(it, path, line, digest=digest, ident=ident))
+    return records
+
+
+def _responses_document(doc: Any) -> list[Record] | None:
+    """A document of Responses API items: a list of them (a request's ``input``, a response's ``output``), or a
+    response itself (``{"object": "response", "created_at", "output": [...]}``, its items at its time); None for
+    any other document."""
+    if isinstance(doc, dict) and doc.get("object") == "response" and "output" in doc:
+        items = doc["output"]
+        if not isinstance(items, list):
+            raise SourceError(("output",), f"field 'output' must be a list of items, got {_kind(items)}", "output")
+        created = doc.get("created_at")
+        if created is not None and (isinstance(created, bool) or not isinstance(created, (int, float))):
+            raise SourceError((), f"field 'created_at' must be seconds since 1970, got {_kind(created)}",
+                              "created_at")
+        try:
+            when = None if created is None else datetime.fromtimestamp(created, timezone.utc)
+        except (OverflowError, ValueError, OSError):
+            raise SourceError((), f"field 'created_at' must be seconds since 1970, got {created!r}",
+                              "created_at") from None
+        return [rec for k, obj in enumerate(items) for rec in responses_records(obj, ("output", k), when=when)]
+    if isinstance(doc, list) and any(responses_item(obj) for obj in doc):
+        return [rec for k, obj in enumerate(doc) for rec in responses_records(obj, (k,))]
+    return None
+
+
 # Claude Code's session transcripts, ~/.claude/projects/<project>/<session>.jsonl: a line per event, {"type", "uuid",
 # "parentUuid", "sessionId", "timestamp", "isSidechain", "message": {"role", "content"}, ...}. The prompts ("user"
 # lines whose content is a string or text blocks), the answers ("assistant" lines, a content block or a few each) and
@@ -1630,6 +1792,28 @@ def _claude_code_record(obj: Any) -> Record | None:
     # the line's identity and words: not its session, which a resumed session's copy of the line changes
     return Record(item, digest=source_digest(CLAUDE_CODE, {"uuid": uuid, "message": msg}),
                   ident=source_id(CLAUDE_CODE, {"uuid": uuid}))
+
+
+def agent_trace_records(doc: Any) -> tuple[str, list[Record]] | None:
+    """The records of a JSON document of agent messages (Responses API items) as ``(format, records)``; None for
+    another document."""
+    got = _responses_document(doc)
+    if got is not None:
+        return RESPONSES, got
+    return None
+
+
+def agent_trace_line(obj: Any, line: int) -> list[Record] | None:
+    """The records of one JSONL line that is a Responses API item; None for a line of another kind. A line may be a
+    whole response (``{"object": "response", "output": [...]}``)."""
+    if isinstance(obj, dict) and obj.get("object") == "response" and "output" in obj:
+        records = _responses_document(obj) or []
+        for rec in records:
+            rec.path, rec.line = (), line  # the line is the place, not the item's path inside it
+        return records
+    if responses_item(obj):
+        return responses_records(obj, (), line)
+    return None
 
 
 # English month names and their three-letter forms ("Sept" too). The files write them in English whatever the
