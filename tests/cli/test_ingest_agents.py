@@ -266,3 +266,143 @@ def test_a_bad_claude_code_line_is_refused_naming_the_field(tmp_path, capsys, ch
     f = jsonl(tmp_path / "bad.jsonl", lines)
     assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"), "bad.jsonl:4", *needles)
     assert namespaces(tmp_path / "b.db") == []
+
+
+# --------------------------------------------------------------------------------------------------- LangChain
+
+
+def langchain_messages() -> list:
+    messages = pytest.importorskip("langchain_core.messages", reason="langchain-core (the langchain extra) is not "
+                                                                     "installed")
+    return [
+        messages.SystemMessage("Be brief."),
+        messages.HumanMessage("Weather in Porto?", name="Maya", id="h1"),
+        messages.AIMessage("", id="run-1", tool_calls=[{"name": "get_weather", "args": {"city": "Porto é"},
+                                                        "id": "call_1"}]),
+        messages.ToolMessage("18 C, sunny", tool_call_id="call_1"),
+        messages.AIMessage([{"type": "text", "text": "18 C and sunny."}], id="run-2"),
+        messages.ChatMessage("Noted.", role="developer"),
+        # as ChatAnthropic answers: the call a block of its content and in tool_calls
+        messages.AIMessage([{"type": "text", "text": "Checking."},
+                            {"type": "tool_use", "id": "toolu_1", "name": "get_time", "input": {}}],
+                           tool_calls=[{"name": "get_time", "args": {}, "id": "toolu_1"}]),
+    ]
+
+
+LANGCHAIN_EXPECTED = [
+    {"text": "Be brief.", "speaker": None, "role": "system", "timestamp": None, "session_id": None, "metadata": {}},
+    {"text": "Weather in Porto?", "speaker": "Maya", "role": "user", "timestamp": None, "session_id": None,
+     "metadata": {}},
+    {"text": '[tool call get_weather({"city": "Porto é"})]', "speaker": None, "role": "assistant", "timestamp": None,
+     "session_id": None, "metadata": {"tool_calls": [{"id": "call_1", "type": "function", "function": {
+         "name": "get_weather", "arguments": '{"city": "Porto é"}'}}]}},
+    {"text": "18 C, sunny", "speaker": None, "role": "tool", "timestamp": None, "session_id": None,
+     "metadata": {"tool_call_id": "call_1"}},
+    {"text": "18 C and sunny.", "speaker": None, "role": "assistant", "timestamp": None, "session_id": None,
+     "metadata": {}},
+    {"text": "Noted.", "speaker": None, "role": "system", "timestamp": None, "session_id": None, "metadata": {}},
+    {"text": "Checking.\n[tool call get_time({})]", "speaker": None, "role": "assistant", "timestamp": None,
+     "session_id": None, "metadata": {"tool_calls": [{"id": "toolu_1", "type": "function", "function": {
+         "name": "get_time", "arguments": "{}"}}]}},
+]
+
+
+def test_langchain_messages_to_dict_and_dumpd(tmp_path, capsys) -> None:
+    """LangChain's dumps of messages (``messages_to_dict``, ``dumpd``) were refused as "not a message". Each is read as
+    the same messages given to LangChain's own ``convert_to_openai_messages`` and ingested as OpenAI messages."""
+    msgs = langchain_messages()
+    from langchain_core.load import dumpd
+    from langchain_core.messages import convert_to_openai_messages, messages_to_dict
+
+    reference = tmp_path / "openai.json"
+    reference.write_text(json.dumps(convert_to_openai_messages(msgs)), encoding="utf-8")
+    assert cli(capsys, "ingest", reference, "--path", tmp_path / "ref.db").code == 0
+    assert stored(tmp_path / "ref.db") == LANGCHAIN_EXPECTED
+    for name, data, write in (("dict.json", messages_to_dict(msgs), json.dumps),
+                              ("dumpd.json", [dumpd(m) for m in msgs], json.dumps),
+                              ("dict.jsonl", messages_to_dict(msgs), None)):
+        f = tmp_path / name
+        if write is None:
+            jsonl(f, data)
+        else:
+            f.write_text(write(data), encoding="utf-8")
+        db = tmp_path / f"{name}.db"
+        run = cli(capsys, "ingest", f, "--path", db)
+        assert run.code == 0, (name, run.err)
+        assert stored(db) == LANGCHAIN_EXPECTED, name
+        # the messages LangChain gave an id have their identity; the others none
+        assert [i is not None for i, _ in ids(db)] == [False, True, True, False, True, False, False], name
+        run = cli(capsys, "ingest", f, "--path", db)  # again: nothing added
+        assert run.code == 0 and len(stored(db)) == 7, name
+
+
+@pytest.mark.parametrize("bad, needles", [
+    ({"type": "robot", "data": {"content": "x"}}, ["'type'", "robot"]),
+    ({"type": "human", "data": {"content": 5}}, ["data.content"]),
+    ({"type": "chat", "data": {"content": "x", "role": "boss"}}, ["data.role"]),
+    ({"type": "ai", "data": {"content": "", "tool_calls": [{"args": {}}]}}, ["data.tool_calls[0].name"]),
+    ({"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "Foo"], "kwargs": {"content": "x"}},
+     ["'id'", "Foo"]),
+    ({"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "HumanMessage"], "kwargs": None},
+     ["'kwargs'"]),
+])
+def test_a_bad_langchain_message_is_refused_naming_the_field(tmp_path, capsys, bad, needles) -> None:
+    good = {"type": "human", "data": {"content": "hi", "type": "human"}}
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps([good, bad]), encoding="utf-8")
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"), "bad.json:", "[1]", *needles)
+    assert namespaces(tmp_path / "b.db") == []
+
+
+# --------------------------------------------------------------------------------------------------- LlamaIndex
+
+
+def test_llamaindex_chat_messages(tmp_path, capsys) -> None:
+    """LlamaIndex's ``ChatMessage.model_dump()`` keeps the text in ``blocks``: it was refused as "field 'content' is
+    empty". Its text is now the text LlamaIndex's own ``ChatMessage.content`` gives, its media and tool calls a line
+    each; a tool message's call id and name kept."""
+    pytest.importorskip("llama_index.core", reason="llama-index-core (the llamaindex extra) is not installed")
+    from llama_index.core.base.llms.types import ImageBlock, TextBlock, ThinkingBlock, ToolCallBlock
+    from llama_index.core.llms import ChatMessage
+
+    msgs = [
+        ChatMessage(role="system", content="Be brief."),
+        ChatMessage(role="user", blocks=[TextBlock(text="Weather in Porto?"),
+                                         ImageBlock(url="https://x.test/porto.png")]),
+        ChatMessage(role="assistant", blocks=[ThinkingBlock(content="Call it."), TextBlock(text="Checking."),
+                                              ToolCallBlock(tool_call_id="c1", tool_name="get_weather",
+                                                            tool_kwargs={"city": "Porto"})]),
+        ChatMessage(role="tool", content="18 C, sunny", additional_kwargs={"tool_call_id": "c1",
+                                                                           "name": "get_weather"}),
+        ChatMessage(role="chatbot", content="18 C and sunny."),
+    ]
+    dumped = [m.model_dump(mode="json") for m in msgs]
+    for name, write in (("li.json", lambda p: p.write_text(json.dumps(dumped), encoding="utf-8")),
+                        ("li.jsonl", lambda p: jsonl(p, dumped))):
+        f = tmp_path / name
+        write(f)
+        db = tmp_path / f"{name}.db"
+        run = cli(capsys, "ingest", f, "--path", db)
+        assert run.code == 0, run.err
+        got = stored(db)
+        assert [(m["text"], m["role"], m["speaker"], m["metadata"]) for m in got] == [
+            ("Be brief.", "system", None, {}),
+            ("Weather in Porto?\n[image: https://x.test/porto.png]", "user", None, {}),
+            ('[thinking]\nChecking.\n[tool call get_weather({"city": "Porto"})]', "assistant", None,
+             {"tool_calls": [{"id": "c1", "type": "function",
+                              "function": {"name": "get_weather", "arguments": '{"city": "Porto"}'}}]}),
+            ("18 C, sunny", "tool", "get_weather", {"tool_call_id": "c1"}),
+            ("18 C and sunny.", "assistant", None, {}),
+        ]
+        # the words are LlamaIndex's own reading of the message
+        for message, row in zip(msgs, got):
+            assert ChatMessage.model_validate(message.model_dump(mode="json")).content in row["text"]
+    bad = dumped[:1] + [{"role": "user", "additional_kwargs": {}, "blocks": [{"block_type": "text", "text": 3}]}]
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps(bad), encoding="utf-8")
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"), "bad.json:", "[1]",
+                          "blocks[0].text")
+    bad[1] = {"role": "boss", "additional_kwargs": {}, "blocks": []}
+    f.write_text(json.dumps(bad), encoding="utf-8")
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"), "bad.json:", "[1]", "'role'")
+    assert namespaces(tmp_path / "b.db") == []

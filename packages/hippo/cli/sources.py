@@ -13,9 +13,10 @@ Formats, told apart by their content (never by the file name):
 * **Agents' histories.** OpenAI Responses API items (``{"type": "message" | "function_call" |
   "function_call_output" | "reasoning" | "web_search_call" | ..., ...}``), a list or JSONL of them or a response
   saved whole (``{"object": "response", "output": [...]}``); a Claude Code session transcript (JSONL, ``{"type":
-  "user" | "assistant" | "summary" | ..., "message", "uuid", "sessionId", "timestamp", ...}`` a line). Tool calls and
-  outputs are read as the OpenAI-style messages' are; an item or line with an id of its own is stored with its
-  identity (:func:`source_id`), so a history that repeats it stores it once.
+  "user" | "assistant" | "summary" | ..., "message", "uuid", "sessionId", "timestamp", ...}`` a line); LangChain
+  messages as ``messages_to_dict`` or ``dumpd`` writes them; LlamaIndex's ``ChatMessage.model_dump()`` (``{"role",
+  "blocks"}``). Tool calls and outputs are read as the OpenAI-style messages' are; an item or line with an id of its
+  own is stored with its identity (:func:`source_id`), so a history that repeats it stores it once.
 * **BEAM** ``chat.json``: a list of batches ``{batch_number, time_anchor, turns: [[{role, id, content,
   time_anchor?}, ...], ...]}``, stored as the BEAM evidence measure defines it (``speaker`` = role, timestamp =
   the latest time anchor so far, ``session_id = "batch-<n>"``, ``metadata = {"chat_id": id}``).
@@ -162,7 +163,8 @@ class Source:
     file: str
     format: str                # "jsonl", "export", "messages", "beam", "locomo", "hippo", "whatsapp", "telegram",
                                # "telegram-export", "messenger", "discord", "slack", "slack-export", "google-chat",
-                               # "line", "imessage", "signal", "chatgpt", "claude", "claude-code", "openai-responses"
+                               # "line", "imessage", "signal", "chatgpt",
+                               # "claude", "claude-code", "openai-responses", "langchain", "llamaindex"
     text: str
     records: list[Record] = field(default_factory=list)
     _offsets: dict[int, int] | None = None
@@ -898,7 +900,7 @@ def _jsonl_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator[
                         item["timestamp"] = with_utc_offset(item["timestamp"], obj["utc_offset"])
                     except InvalidInput as exc:
                         raise InvalidInput(f"{file}:{lineno}: {exc}") from None
-            elif (traced := agent_trace_line(obj, lineno)) is not None:  # a Responses API item
+            elif (traced := agent_trace_line(obj, lineno)) is not None:  # Responses, LangChain, LlamaIndex
                 for rec in traced:
                     _check_depth(rec.item, ())
             elif "text" not in obj and "content" in obj:
@@ -1307,7 +1309,7 @@ def _kind(value: Any) -> str:
 
 
 def _convert_document(doc: Any) -> tuple[str, list[Record]]:
-    traced = agent_trace_records(doc)  # Responses API items
+    traced = agent_trace_records(doc)  # Responses API items, LangChain or LlamaIndex messages
     if traced is not None:
         return traced
     if isinstance(doc, dict):
@@ -1794,18 +1796,201 @@ def _claude_code_record(obj: Any) -> Record | None:
                   ident=source_id(CLAUDE_CODE, {"uuid": uuid}))
 
 
+# LangChain's messages as langchain_core writes them: messages_to_dict, [{"type": "human", "data": {"content", "type",
+# "name", "id", ...}}], and dumpd (or dumps), {"lc": 1, "type": "constructor", "id": [..., "HumanMessage"], "kwargs":
+# {"content", "type", ...}}. A message's type gives its role; the chunks a stream yields are messages too.
+_LANGCHAIN_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool",
+                    "developer": "system", "HumanMessageChunk": "user", "AIMessageChunk": "assistant",
+                    "SystemMessageChunk": "system", "ToolMessageChunk": "tool", "FunctionMessageChunk": "tool"}
+_LANGCHAIN_CLASSES = {"HumanMessage": "human", "AIMessage": "ai", "SystemMessage": "system", "ToolMessage": "tool",
+                      "FunctionMessage": "function", "ChatMessage": "chat", "HumanMessageChunk": "HumanMessageChunk",
+                      "AIMessageChunk": "AIMessageChunk", "SystemMessageChunk": "SystemMessageChunk",
+                      "ToolMessageChunk": "ToolMessageChunk", "FunctionMessageChunk": "FunctionMessageChunk",
+                      "ChatMessageChunk": "ChatMessageChunk"}
+LANGCHAIN = "langchain"
+
+
+def langchain_message(obj: Any) -> bool:
+    """Whether ``obj`` is a LangChain message as ``messages_to_dict`` or ``dumpd`` writes it."""
+    if not isinstance(obj, dict):
+        return False
+    if obj.get("lc") == 1 and obj.get("type") == "constructor" and isinstance(obj.get("id"), list):
+        return True
+    return set(obj) == {"type", "data"} and isinstance(obj["data"], dict)
+
+
+def langchain_record(obj: Any, path: Path, line: int | None = None) -> Record:
+    """One LangChain message as a record: its ``content`` (a string or content blocks) the text, its type the role
+    (``human`` user, ``ai`` assistant, ``tool`` and ``function`` tool, ``chat`` its ``role``), its ``name`` the
+    speaker; an AI message's ``tool_calls`` (``{"name", "args", "id"}``) the lines ``[tool call name(args)]`` and
+    ``metadata["tool_calls"]`` as a chat completion writes them; a tool message's ``tool_call_id`` in metadata. Its
+    ``id``, when it has one, is its identity (:func:`source_id`)."""
+    if not langchain_message(obj):
+        raise SourceError(path, "expected a LangChain message, {\"type\", \"data\"} as messages_to_dict writes it or "
+                                "{\"lc\": 1, \"type\": \"constructor\", \"id\", \"kwargs\"} as dumpd does")
+    if "lc" in obj:
+        cls = obj["id"][-1] if obj["id"] else None
+        kind = _LANGCHAIN_CLASSES.get(cls) if isinstance(cls, str) else None
+        if kind is None:
+            raise SourceError(path, f"field 'id' must name a message class ({', '.join(sorted(_LANGCHAIN_CLASSES))}), "
+                                    f"got {cls!r}", "id")
+        data = obj.get("kwargs")
+        if not isinstance(data, dict):
+            raise SourceError(path, f"field 'kwargs' must be an object, got {_kind(data)}", "kwargs")
+        where = "kwargs"
+    else:
+        kind, data, where = obj["type"], obj["data"], "data"
+    if kind in ("chat", "ChatMessageChunk"):
+        role = data.get("role")
+        if not isinstance(role, str) or role not in _OPENAI_ROLES:
+            raise SourceError(path, f"field '{where}.role' must be one of {sorted(_OPENAI_ROLES)}, got {role!r}",
+                              where)
+        role = _OPENAI_ROLES[role]
+    elif isinstance(kind, str) and kind in _LANGCHAIN_ROLES:
+        role = _LANGCHAIN_ROLES[kind]
+    else:
+        raise SourceError(path, f"field 'type' must be a message type ({', '.join(sorted(_LANGCHAIN_ROLES))}, chat), "
+                                f"got {kind!r}", "type")
+    content = data.get("content")
+    if not isinstance(content, (str, list)):
+        raise SourceError(path, f"field '{where}.content' must be a string or a list of content blocks, got "
+                                f"{_kind(content)}", where)
+    metadata: dict[str, Any] = {}
+    calls = data.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise SourceError(path, f"field '{where}.tool_calls' must be a list, got {_kind(calls)}", where)
+    if calls and isinstance(content, list):
+        # a provider's own blocks of the calls (Anthropic's tool_use) beside LangChain's tool_calls: the calls once
+        called = {call.get("id") for call in calls if isinstance(call, dict)}
+        content = [b for b in content if not (isinstance(b, dict) and b.get("type") in ("tool_use", "tool_call")
+                                              and b.get("id") in called)]
+    text = _content_text(content, path, f"{where}.content")
+    if calls:
+        lines, made = [], []
+        for k, call in enumerate(calls):
+            if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+                raise SourceError(path, f"field '{where}.tool_calls[{k}].name' must be a string", where)
+            args = call.get("args", {})
+            said = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)  # as LangChain's own
+            lines.append(f"[tool call {call['name']}({said})]")
+            made.append({"id": call.get("id"), "type": "function",
+                         "function": {"name": call["name"], "arguments": said}})
+        text = "\n".join([text, *lines]) if text.strip() else "\n".join(lines)
+        metadata["tool_calls"] = made
+    if not text.strip():
+        raise SourceError(path, f"field '{where}.content' is empty (and there are no tool calls)", where)
+    call_id = data.get("tool_call_id")
+    if call_id is not None:
+        if not isinstance(call_id, str):
+            raise SourceError(path, f"field '{where}.tool_call_id' must be a string, got {_kind(call_id)}", where)
+        metadata["tool_call_id"] = call_id
+    item: dict[str, Any] = {"text": text, "role": role}
+    name = data.get("name")
+    if name is not None:
+        if not isinstance(name, str):
+            raise SourceError(path, f"field '{where}.name' must be a string, got {_kind(name)}", where)
+        item["speaker"] = name
+    if metadata:
+        item["metadata"] = metadata
+    mid = data.get("id")
+    if mid is not None and not isinstance(mid, str):
+        raise SourceError(path, f"field '{where}.id' must be a string, got {_kind(mid)}", where)
+    if not mid:
+        return Record(item, path, line)
+    return Record(item, path, line, digest=source_digest(LANGCHAIN, {"id": mid, "message": obj}),
+                  ident=source_id(LANGCHAIN, {"id": mid}))
+
+
+# LlamaIndex's ChatMessage as model_dump() writes it: {"role", "additional_kwargs", "blocks": [{"block_type": "text",
+# "text"}, {"block_type": "image", "url", ...}, ...]}.
+_LLAMAINDEX_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system",
+                     "tool": "tool", "function": "tool", "chatbot": "assistant", "model": "assistant"}
+
+
+def llamaindex_message(obj: Any) -> bool:
+    """Whether ``obj`` is a LlamaIndex ``ChatMessage`` as ``model_dump`` writes it (its content in ``blocks``)."""
+    return isinstance(obj, dict) and "blocks" in obj and "role" in obj and "content" not in obj and "text" not in obj
+
+
+def llamaindex_record(obj: Any, path: Path, line: int | None = None) -> Record:
+    """One LlamaIndex ``ChatMessage``: its text blocks joined, other blocks a marker (``[image: url]``,
+    ``[document: title]``, ``[thinking]``), a ``tool_call`` block the line ``[tool call name(kwargs)]``; its role
+    (``chatbot`` and ``model``, other providers' names of the assistant, are ``assistant``); a tool message's
+    ``additional_kwargs["tool_call_id"]`` in metadata and its ``name`` the speaker. LlamaIndex gives a message no
+    id."""
+    if not llamaindex_message(obj):
+        raise SourceError(path, "expected a LlamaIndex ChatMessage {\"role\", \"blocks\", \"additional_kwargs\"}")
+    role = obj.get("role")
+    if not isinstance(role, str) or role not in _LLAMAINDEX_ROLES:
+        raise SourceError(path, f"field 'role' must be one of {sorted(_LLAMAINDEX_ROLES)}, got {role!r}", "role")
+    blocks = obj["blocks"]
+    if not isinstance(blocks, list):
+        raise SourceError(path, f"field 'blocks' must be a list of content blocks, got {_kind(blocks)}", "blocks")
+    extra = obj.get("additional_kwargs")
+    if extra is not None and not isinstance(extra, dict):
+        raise SourceError(path, f"field 'additional_kwargs' must be an object, got {_kind(extra)}",
+                          "additional_kwargs")
+    extra = extra or {}
+    pieces, calls = [], []
+    for k, block in enumerate(blocks):
+        kind = block.get("block_type") if isinstance(block, dict) else None
+        if not isinstance(kind, str):
+            raise SourceError(path, f"field 'blocks[{k}]' must be a content block with a 'block_type'", "blocks")
+        if kind == "text":
+            if not isinstance(block.get("text"), str):
+                raise SourceError(path, f"field 'blocks[{k}].text' must be a string", "blocks")
+            pieces.append(block["text"])
+        elif kind == "tool_call":
+            if not isinstance(block.get("tool_name"), str):
+                raise SourceError(path, f"field 'blocks[{k}].tool_name' must be a string", "blocks")
+            args = block.get("tool_kwargs", {})
+            said = args if isinstance(args, str) else json.dumps(args)
+            pieces.append(f"[tool call {block['tool_name']}({said})]")
+            calls.append({"id": block.get("tool_call_id"), "type": "function",
+                          "function": {"name": block["tool_name"], "arguments": said}})
+        elif kind in ("image", "audio", "video", "document"):
+            url, title = block.get("url"), block.get("title")
+            named = url if isinstance(url, str) and url and not url.startswith("data:") else (
+                title if isinstance(title, str) and title.strip() else None)
+            pieces.append(f"[{kind}: {named}]" if named else f"[{kind}]")
+        else:
+            pieces.append(f"[{kind}]")
+    text = "\n".join(p for p in pieces if p)
+    if not text.strip():
+        raise SourceError(path, "field 'blocks' holds no text (and no tool calls)", "blocks")
+    item: dict[str, Any] = {"text": text, "role": _LLAMAINDEX_ROLES[role]}
+    metadata: dict[str, Any] = {}
+    if calls:
+        metadata["tool_calls"] = calls
+    if role in ("tool", "function"):
+        call_id = extra.get("tool_call_id")
+        if isinstance(call_id, str) and call_id:
+            metadata["tool_call_id"] = call_id
+        if isinstance(extra.get("name"), str) and extra["name"]:
+            item["speaker"] = extra["name"]
+    if metadata:
+        item["metadata"] = metadata
+    return Record(item, path, line)
+
+
 def agent_trace_records(doc: Any) -> tuple[str, list[Record]] | None:
-    """The records of a JSON document of agent messages (Responses API items) as ``(format, records)``; None for
-    another document."""
+    """The records of a JSON document of agent messages: Responses API items, LangChain or LlamaIndex messages, as
+    ``(format, records)``; None for another document. Every element of a list must be of the kind of its first."""
     got = _responses_document(doc)
     if got is not None:
         return RESPONSES, got
+    if not isinstance(doc, list) or not doc:
+        return None
+    if langchain_message(doc[0]):
+        return LANGCHAIN, [langchain_record(obj, (k,)) for k, obj in enumerate(doc)]
+    if llamaindex_message(doc[0]):
+        return "llamaindex", [llamaindex_record(obj, (k,)) for k, obj in enumerate(doc)]
     return None
 
 
 def agent_trace_line(obj: Any, line: int) -> list[Record] | None:
-    """The records of one JSONL line that is a Responses API item; None for a line of another kind. A line may be a
-    whole response (``{"object": "response", "output": [...]}``)."""
+    """The records of one JSONL line that is a Responses API item, a LangChain or a LlamaIndex message; None for a
+    line of another kind. A line may be a whole response (``{"object": "response", "output": [...]}``)."""
     if isinstance(obj, dict) and obj.get("object") == "response" and "output" in obj:
         records = _responses_document(obj) or []
         for rec in records:
@@ -1813,6 +1998,10 @@ def agent_trace_line(obj: Any, line: int) -> list[Record] | None:
         return records
     if responses_item(obj):
         return responses_records(obj, (), line)
+    if langchain_message(obj):
+        return [langchain_record(obj, (), line)]
+    if llamaindex_message(obj):
+        return [llamaindex_record(obj, (), line)]
     return None
 
 
