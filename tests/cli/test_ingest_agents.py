@@ -341,6 +341,9 @@ def test_langchain_messages_to_dict_and_dumpd(tmp_path, capsys) -> None:
     ({"type": "human", "data": {"content": 5}}, ["data.content"]),
     ({"type": "chat", "data": {"content": "x", "role": "boss"}}, ["data.role"]),
     ({"type": "ai", "data": {"content": "", "tool_calls": [{"args": {}}]}}, ["data.tool_calls[0].name"]),
+    # a provider's block of the call beside a call whose id is no string
+    ({"type": "ai", "data": {"content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}],
+                             "tool_calls": [{"name": "f", "args": {}, "id": ["t"]}]}}, ["data.tool_calls[0].id"]),
     ({"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "Foo"], "kwargs": {"content": "x"}},
      ["'id'", "Foo"]),
     ({"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "HumanMessage"], "kwargs": None},
@@ -402,6 +405,11 @@ def test_llamaindex_chat_messages(tmp_path, capsys) -> None:
     f.write_text(json.dumps(bad), encoding="utf-8")
     assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"), "bad.json:", "[1]",
                           "blocks[0].text")
+    bad[1] = {"role": "assistant", "additional_kwargs": {}, "blocks": [
+        {"block_type": "tool_call", "tool_call_id": ["c1"], "tool_name": "f", "tool_kwargs": {}}]}
+    f.write_text(json.dumps(bad), encoding="utf-8")
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"), "bad.json:", "[1]",
+                          "blocks[0].tool_call_id")
     bad[1] = {"role": "boss", "additional_kwargs": {}, "blocks": []}
     f.write_text(json.dumps(bad), encoding="utf-8")
     assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"), "bad.json:", "[1]", "'role'")

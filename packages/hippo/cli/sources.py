@@ -1861,15 +1861,18 @@ def langchain_record(obj: Any, path: Path, line: int | None = None) -> Record:
         raise SourceError(path, f"field '{where}.tool_calls' must be a list, got {_kind(calls)}", where)
     if calls and isinstance(content, list):
         # a provider's own blocks of the calls (Anthropic's tool_use) beside LangChain's tool_calls: the calls once
-        called = {call.get("id") for call in calls if isinstance(call, dict)}
+        called = {call.get("id") for call in calls if isinstance(call, dict) and isinstance(call.get("id"), str)}
         content = [b for b in content if not (isinstance(b, dict) and b.get("type") in ("tool_use", "tool_call")
-                                              and b.get("id") in called)]
+                                              and isinstance(b.get("id"), str) and b["id"] in called)]
     text = _content_text(content, path, f"{where}.content")
     if calls:
         lines, made = [], []
         for k, call in enumerate(calls):
             if not isinstance(call, dict) or not isinstance(call.get("name"), str):
                 raise SourceError(path, f"field '{where}.tool_calls[{k}].name' must be a string", where)
+            if call.get("id") is not None and not isinstance(call["id"], str):
+                raise SourceError(path, f"field '{where}.tool_calls[{k}].id' must be a string, got "
+                                        f"{_kind(call['id'])}", where)
             args = call.get("args", {})
             said = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)  # as LangChain's own
             lines.append(f"[tool call {call['name']}({said})]")
@@ -1943,6 +1946,9 @@ def llamaindex_record(obj: Any, path: Path, line: int | None = None) -> Record:
         elif kind == "tool_call":
             if not isinstance(block.get("tool_name"), str):
                 raise SourceError(path, f"field 'blocks[{k}].tool_name' must be a string", "blocks")
+            if block.get("tool_call_id") is not None and not isinstance(block["tool_call_id"], str):
+                raise SourceError(path, f"field 'blocks[{k}].tool_call_id' must be a string, got "
+                                        f"{_kind(block['tool_call_id'])}", "blocks")
             args = block.get("tool_kwargs", {})
             said = args if isinstance(args, str) else json.dumps(args)
             pieces.append(f"[tool call {block['tool_name']}({said})]")
