@@ -166,7 +166,9 @@ def assistant(mid: str, *blocks: dict) -> dict:
 
 def claude_code_transcript() -> list[dict]:
     return [
+        {"type": "permission-mode", "permissionMode": "default"},
         {"type": "summary", "summary": "Adding a config file", "leafUuid": "u7"},
+        {"type": "last-prompt", "lastPrompt": "Please add a config file"},
         {"type": "file-history-snapshot", "messageId": "u1", "snapshot": {"trackedFileBackups": {}},
          "isSnapshotUpdate": False},
         cc_line("user", "u0", None, "2025-05-26T07:27:39.000Z",
@@ -214,7 +216,8 @@ CLAUDE_CODE_EXPECTED = [
 
 def test_claude_code_transcript(tmp_path, capsys) -> None:
     """A Claude Code session transcript was refused at its first line ("unknown field(s) ['leafUuid', 'summary',
-    'type']"). Its prompts, answers, tool calls and tool results are now messages with their time and session; the
+    'type']"), and then at a line of Claude Code's own of a kind without a session or uuid (``permission-mode``,
+    ``last-prompt``). Its prompts, answers, tool calls and tool results are now messages with their time and session; the
     lines Claude Code writes for itself, the meta lines and the thinking are left out; a sub-agent's lines are kept
     and marked."""
     f = jsonl(tmp_path / f"{SESSION}.jsonl", claude_code_transcript())
@@ -256,15 +259,13 @@ def test_a_resumed_claude_code_session_stores_the_lines_it_repeats_once(tmp_path
     ({"sessionId": 7}, ["'sessionId'"]),
     ({"isMeta": "yes"}, ["'isMeta'"]),
     ({"type": 5}, ["'type'"]),
-    ({"type": "usr"}, ["'type'", "usr"]),
 ])
 def test_a_bad_claude_code_line_is_refused_naming_the_field(tmp_path, capsys, change, needles) -> None:
     lines = claude_code_transcript()
-    lines[3] = {**lines[3], **change}
-    if change.get("type") == "usr":  # a line of an unknown kind that is no line of a transcript at all
-        lines[3] = {"type": "usr", "text_": "x"}
+    assert lines[5]["uuid"] == "u1"
+    lines[5] = {**lines[5], **change}
     f = jsonl(tmp_path / "bad.jsonl", lines)
-    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"), "bad.jsonl:4", *needles)
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"), "bad.jsonl:6", *needles)
     assert namespaces(tmp_path / "b.db") == []
 
 

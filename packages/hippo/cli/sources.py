@@ -1706,15 +1706,18 @@ def _responses_document(doc: Any) -> list[Record] | None:
 # the tools' results ("user" lines of tool_result blocks) are messages; the other lines are the tool's own records.
 CLAUDE_CODE = "claude-code"
 _CLAUDE_CODE_KEYS = ("sessionId", "parentUuid", "leafUuid", "uuid")
-_CLAUDE_CODE_OWN = frozenset({"summary", "system", "file-history-snapshot", "queue-operation", "progress",
-                              "attachment", "custom-title", "tag", "result"})
+# Kinds of line Claude Code writes for itself, named so that no other format's line is (a first line of one of them,
+# or with one of _CLAUDE_CODE_KEYS, is a transcript's); in a transcript, every line of a kind other than "user" and
+# "assistant" is one of its own ("summary", "system", "progress", ...), left out
+_CLAUDE_CODE_OWN = frozenset({"file-history-snapshot", "queue-operation", "custom-title", "ai-title",
+                              "permission-mode", "last-prompt", "worktree-state", "pr-link"})
 _CLAUDE_CODE_THINKING = ("thinking", "redacted_thinking")
 
 
 def claude_code_line(head: Any) -> bool:
     """Whether ``head``, a JSONL file's first line, is a line of a Claude Code transcript."""
     return (isinstance(head, dict) and isinstance(head.get("type"), str) and "text" not in head and "role" not in head
-            and (any(k in head for k in _CLAUDE_CODE_KEYS) or head["type"] == "file-history-snapshot"))
+            and (any(k in head for k in _CLAUDE_CODE_KEYS) or head["type"] in _CLAUDE_CODE_OWN))
 
 
 def claude_code_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator[Record]:
@@ -1723,7 +1726,8 @@ def claude_code_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iter
     ``metadata["tool_call_id"]``); an ``assistant`` line is what the model wrote, a ``tool_use`` block the line
     ``[tool call name(input)]``. Each has its ``timestamp``, its ``sessionId`` as session and its ``uuid`` as
     identity (:func:`source_id`: a session resumed into a new file repeats the earlier lines, stored once). Left out:
-    the lines Claude Code writes for itself (``summary``, ``system``, ``file-history-snapshot``, ...), the ``isMeta``
+    the lines Claude Code writes for itself (``summary``, ``system``, ``file-history-snapshot``, ``permission-mode``,
+    ..., any kind but ``user`` and ``assistant``), the ``isMeta``
     lines it adds to a prompt (the output of a local command, a caveat), the ``isCompactSummary`` line that sums up
     the earlier messages when it compacts the conversation, and the model's ``thinking`` blocks (an assistant line
     of them alone is left out). A sub-agent's messages (``isSidechain``) are kept, with ``metadata["sidechain"]``."""
@@ -1753,9 +1757,7 @@ def _claude_code_record(obj: Any) -> Record | None:
         raise SourceError((), f"field 'type' must name the line's kind ('user', 'assistant', ...), got {_kind(kind)}",
                           "type")
     if kind not in ("user", "assistant"):
-        if kind in _CLAUDE_CODE_OWN or any(k in obj for k in _CLAUDE_CODE_KEYS):
-            return None
-        raise SourceError((), f"field 'type' is {kind!r}, which is no line of a Claude Code transcript", "type")
+        return None  # Claude Code's own record (a title, a mode, a snapshot of files, a kind newer than these)
     for key in ("isMeta", "isSidechain", "isCompactSummary"):
         if obj.get(key) is not None and not isinstance(obj[key], bool):
             raise SourceError((), f"field {key!r} must be true or false, got {_kind(obj[key])}", key)
