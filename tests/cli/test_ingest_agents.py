@@ -127,6 +127,31 @@ def test_a_response_object_gives_its_output_at_its_time(tmp_path, capsys) -> Non
             ("18 C and sunny; free 10-12.", "assistant", when)]
 
 
+def test_a_list_of_anthropic_messages_keeps_hippos_own_keys(tmp_path, capsys) -> None:
+    """Anthropic's API answers a Message whose ``type`` is ``message``, as a Responses API message's is: a list of
+    them, with hippo's own keys on the messages (a speaker's ``name``, a ``timestamp``, a ``session_id``), keeps them
+    as an OpenAI-style list does."""
+    messages = [
+        {"role": "user", "content": "What's the capital of Portugal?", "name": "Ann",
+         "timestamp": "2025-03-08T10:00:00+00:00", "session_id": "trip"},
+        {"id": "msg_01", "type": "message", "role": "assistant", "model": "claude-sonnet-4-20250514",
+         "content": [{"type": "text", "text": "Lisbon."}], "stop_reason": "end_turn", "stop_sequence": None,
+         "usage": {"input_tokens": 12, "output_tokens": 4}, "timestamp": "2025-03-08T10:00:02+00:00",
+         "session_id": "trip"},
+    ]
+    f = tmp_path / "anthropic.json"
+    f.write_text(json.dumps(messages), encoding="utf-8")
+    db = tmp_path / "s.db"
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert stored(db) == [
+        {"text": "What's the capital of Portugal?", "speaker": "Ann", "role": "user",
+         "timestamp": utc(2025, 3, 8, 10), "session_id": "trip", "metadata": {}},
+        {"text": "Lisbon.", "speaker": None, "role": "assistant", "timestamp": utc(2025, 3, 8, 10, 0, 2),
+         "session_id": "trip", "metadata": {}},
+    ]
+
+
 @pytest.mark.parametrize("bad, needles", [
     ({"type": "function_call", "call_id": "c", "arguments": "{}"}, ["[1]", "'name'"]),
     ({"type": "function_call", "name": "f", "arguments": "{}"}, ["[1]", "'call_id'"]),

@@ -645,15 +645,17 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    i = sub.add_parser("ingest", help="add messages from JSONL, OpenAI-style messages, a ChatGPT or Claude.ai "
-                                      "data export, a WhatsApp, LINE, iMessage, Signal, Telegram, Messenger, "
+    i = sub.add_parser("ingest", help="add messages from JSONL, OpenAI-style messages, an agent's history, a ChatGPT "
+                                      "or Claude.ai data export, a WhatsApp, LINE, iMessage, Signal, Telegram, Messenger, "
                                       "Instagram, Discord, Slack or Google Chat export, BEAM chat.json or LoCoMo "
                                       "JSON",
                        description="Add the messages of a file: JSONL (hippo or OpenAI-style messages, one per line, "
                                    "or one conversation {messages: [...]} per line), an OpenAI-style message list "
-                                   "([{role, content}] or {messages: [...]}), the data export of ChatGPT or "
-                                   "Claude.ai (the zip, or its conversations.json: the branch each conversation "
-                                   "shows, a session per conversation), a WhatsApp chat exported as text (or "
+                                   "([{role, content}] or {messages: [...]}), an agent's history (OpenAI Responses "
+                                   "API items, a Claude Code session transcript, LangChain or LlamaIndex messages), "
+                                   "the data export of ChatGPT or Claude.ai (the zip, or its conversations.json: the "
+                                   "branch each conversation shows, a session per conversation), a WhatsApp chat "
+                                   "exported as text (or "
                                    "the zip iOS exports), a LINE chat exported as text, an iMessage conversation "
                                    "written as text by imessage-exporter, a Signal chat's data.json or chat.md "
                                    "written by signal-export or its text written by signalbackup-tools, a Telegram "

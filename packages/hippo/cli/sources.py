@@ -1628,7 +1628,9 @@ def responses_records(obj: Any, path: Path, line: int | None = None,
         if not isinstance(content, (str, list)):
             raise SourceError(path, f"field 'content' must be a string or a list of content parts, got "
                                     f"{_kind(content)}", "content")
-        item = openai_item({"role": role, "content": content}, path)
+        # hippo's own keys pass, as they pass an OpenAI-style message (a list of Anthropic's messages, whose type is
+        # "message" too, may carry them)
+        item = openai_item({k: v for k, v in obj.items() if k not in ("type", "id", "status")}, path)
     elif kind in ("function_call", "custom_tool_call"):
         arg_key = "arguments" if kind == "function_call" else "input"
         for key in ("name", arg_key):
