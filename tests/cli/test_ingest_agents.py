@@ -110,6 +110,21 @@ def test_responses_api_items_read_again_are_stored_once(tmp_path, capsys) -> Non
     assert [m["text"] for m in stored(db)] == [t for t, _, _ in RESPONSES_EXPECTED[2:]] + ["Thanks", "You're welcome."]
 
 
+def test_an_item_saved_in_progress_and_again_completed_is_stored_once(tmp_path, capsys) -> None:
+    """An item's ``status`` is ``in_progress`` while a response streams and ``completed`` after: the same item,
+    saved at both times, was stored twice. It is the same message."""
+    item = {"type": "message", "id": "msg_07", "role": "assistant", "status": "in_progress",
+            "content": [{"type": "output_text", "text": "Hi.", "annotations": []}]}
+    first = tmp_path / "a.json"
+    first.write_text(json.dumps([item]), encoding="utf-8")
+    second = tmp_path / "b.json"
+    second.write_text(json.dumps([{**item, "status": "completed"}, RESPONSES_ITEMS[-1]]), encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", first, "--path", db).code == 0
+    assert cli(capsys, "ingest", second, "--path", db).code == 0
+    assert [m["text"] for m in stored(db)] == ["Hi.", "18 C and sunny; free 10-12."]
+
+
 def test_a_response_object_gives_its_output_at_its_time(tmp_path, capsys) -> None:
     """A response saved whole (``response.model_dump_json()``), alone or a line of JSONL each, is its output items,
     at the response's ``created_at``."""

@@ -1674,7 +1674,9 @@ def responses_records(obj: Any, path: Path, line: int | None = None,
     records = []
     for k, it in enumerate(items):
         ident = None if name is None else source_id(RESPONSES, {"id": name, "type": kind, "part": k})
-        digest = None if name is None else source_digest(RESPONSES, {"item": obj, "part": k})
+        # the item as written, less its status, which the same item has "in_progress" in a stream and "completed" after
+        digest = None if name is None else source_digest(
+            RESPONSES, {"item": {key: v for key, v in obj.items() if key != "status"}, "part": k})
         records.append(Record(it, path, line, digest=digest, ident=ident))
     return records
 
