@@ -361,6 +361,8 @@ def test_langchain_messages_to_dict_and_dumpd(tmp_path, capsys) -> None:
     assert stored(tmp_path / "ref.db") == LANGCHAIN_EXPECTED
     for name, data, write in (("dict.json", messages_to_dict(msgs), json.dumps),
                               ("dumpd.json", [dumpd(m) for m in msgs], json.dumps),
+                              # a LangGraph state's messages, the state as dumpd writes it
+                              ("state.json", dumpd({"messages": msgs}), json.dumps),
                               ("dict.jsonl", messages_to_dict(msgs), None)):
         f = tmp_path / name
         if write is None:

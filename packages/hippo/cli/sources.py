@@ -1987,16 +1987,22 @@ def llamaindex_record(obj: Any, path: Path, line: int | None = None) -> Record:
 
 def agent_trace_records(doc: Any) -> tuple[str, list[Record]] | None:
     """The records of a JSON document of agent messages: Responses API items, LangChain or LlamaIndex messages, as
-    ``(format, records)``; None for another document. Every element of a list must be of the kind of its first."""
+    ``(format, records)``; None for another document. Every element of a list must be of the kind of its first. The
+    list may be an object's ``messages``, as a LangGraph state holds them (``{"messages": [...]}``)."""
     got = _responses_document(doc)
     if got is not None:
         return RESPONSES, got
+    base: Path = ()
+    if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+        doc, base = doc["messages"], ("messages",)
+        if not doc or not (langchain_message(doc[0]) or llamaindex_message(doc[0])):
+            return None
     if not isinstance(doc, list) or not doc:
         return None
     if langchain_message(doc[0]):
-        return LANGCHAIN, [langchain_record(obj, (k,)) for k, obj in enumerate(doc)]
+        return LANGCHAIN, [langchain_record(obj, base + (k,)) for k, obj in enumerate(doc)]
     if llamaindex_message(doc[0]):
-        return "llamaindex", [llamaindex_record(obj, (k,)) for k, obj in enumerate(doc)]
+        return "llamaindex", [llamaindex_record(obj, base + (k,)) for k, obj in enumerate(doc)]
     return None
 
 
