@@ -379,6 +379,24 @@ def test_langchain_messages_to_dict_and_dumpd(tmp_path, capsys) -> None:
         assert run.code == 0 and len(stored(db)) == 7, name
 
 
+def test_a_langchain_message_of_the_same_id_replaced_keeps_none_of_the_earlier_tool_calls(tmp_path, capsys) -> None:
+    """A message of an id stored before with other words replaces it, and the metadata a user set on the earlier one
+    goes with it; its tool calls, which the file wrote, were carried too, and the new words came with calls they
+    never made."""
+    first = tmp_path / "a.json"
+    first.write_text(json.dumps([{"type": "ai", "data": {"content": "", "id": "run-1", "tool_calls": [
+        {"name": "get_time", "args": {}, "id": "call_9", "type": "tool_call"}]}}]), encoding="utf-8")
+    second = tmp_path / "b.json"
+    second.write_text(json.dumps([{"type": "ai", "data": {"content": "It's noon.", "id": "run-1",
+                                                          "tool_calls": []}}]), encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", first, "--path", db).code == 0
+    with hippo.Memory(db) as mem:
+        mem.update(mem.list()[0].id, metadata={**mem.list()[0].metadata, "starred": True})
+    assert cli(capsys, "ingest", second, "--path", db).code == 0
+    assert [(m["text"], m["metadata"]) for m in stored(db)] == [("It's noon.", {"starred": True})]
+
+
 @pytest.mark.parametrize("bad, needles", [
     ({"type": "robot", "data": {"content": "x"}}, ["'type'", "robot"]),
     ({"type": "human", "data": {"content": 5}}, ["data.content"]),
