@@ -219,7 +219,10 @@ def claude_code_transcript() -> list[dict]:
         cc_line("assistant", "u2", "u1", "2025-05-26T07:27:43.100Z",
                 assistant("msg_01", {"type": "thinking", "thinking": "Look first.", "signature": "Eq0"}),
                 requestId="req_01"),
-        cc_line("assistant", "u3", "u2", "2025-05-26T07:27:43.900Z",
+        # an empty text block, which Claude Code writes as an endpoint streams it
+        cc_line("assistant", "u2e", "u2", "2025-05-26T07:27:43.200Z", assistant("msg_01", {"type": "text", "text": ""}),
+                requestId="req_01"),
+        cc_line("assistant", "u3", "u2e", "2025-05-26T07:27:43.900Z",
                 assistant("msg_01", {"type": "text", "text": "I'll look at the project first."}), requestId="req_01"),
         cc_line("assistant", "u4", "u3", "2025-05-26T07:27:44.500Z",
                 assistant("msg_01", {"type": "tool_use", "id": "toolu_01", "name": "LS",
@@ -257,7 +260,7 @@ CLAUDE_CODE_EXPECTED = [
 def test_claude_code_transcript(tmp_path, capsys) -> None:
     """A Claude Code session transcript was refused at its first line ("unknown field(s) ['leafUuid', 'summary',
     'type']"), and then at a line of Claude Code's own of a kind without a session or uuid (``permission-mode``,
-    ``last-prompt``). Its prompts, answers, tool calls and tool results are now messages with their time and session; the
+    ``last-prompt``) or at an assistant line of an empty text block ("field 'content' is empty"). Its prompts, answers, tool calls and tool results are now messages with their time and session; the
     lines Claude Code writes for itself, the meta lines and the thinking are left out; a sub-agent's lines are kept
     and marked."""
     f = jsonl(tmp_path / f"{SESSION}.jsonl", claude_code_transcript())

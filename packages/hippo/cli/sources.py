@@ -1734,8 +1734,8 @@ def claude_code_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iter
     the lines Claude Code writes for itself (``summary``, ``system``, ``file-history-snapshot``, ``permission-mode``,
     ..., any kind but ``user`` and ``assistant``), the ``isMeta``
     lines it adds to a prompt (the output of a local command, a caveat), the ``isCompactSummary`` line that sums up
-    the earlier messages when it compacts the conversation, and the model's ``thinking`` blocks (an assistant line
-    of them alone is left out). A sub-agent's messages (``isSidechain``) are kept, with ``metadata["sidechain"]``."""
+    the earlier messages when it compacts the conversation, the model's ``thinking`` blocks, and a line without
+    words (of thinking alone, or an empty text block). A sub-agent's messages (``isSidechain``) are kept, with ``metadata["sidechain"]``."""
     file = src.file
     n = 0
     for lineno, line in _nonblank(lines()):
@@ -1778,15 +1778,18 @@ def _claude_code_record(obj: Any) -> Record | None:
     content = msg.get("content")
     if isinstance(content, list):
         content = [b for b in content if not (isinstance(b, dict) and b.get("type") in _CLAUDE_CODE_THINKING)]
-        if not content:
-            return None  # the model's thinking alone
     elif not isinstance(content, str):
         raise SourceError((), f"field 'message.content' must be a string or a list of content blocks, got "
                               f"{_kind(content)}", "message")
     try:
+        if not _content_text(content, (), "message.content").strip():
+            # the model's thinking alone, or an empty text block (Claude Code writes the blocks an endpoint streams
+            # as they come, an empty one too)
+            return None
         item = openai_item({"role": kind, "content": content}, ())
     except SourceError as exc:
-        raise SourceError((), f"field 'message': {exc.message}", "message") from None
+        raise SourceError((), exc.message if exc.message.startswith("field 'message") else
+                          f"field 'message': {exc.message}", "message") from None
     item["timestamp"] = _iso_time(obj.get("timestamp"), (), "timestamp")
     session = obj.get("sessionId")
     if session is not None:
