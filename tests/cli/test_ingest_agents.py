@@ -41,6 +41,8 @@ RESPONSES_ITEMS = [
      "action": {"type": "search", "query": "Porto weather tomorrow"}},
     {"type": "mcp_call", "id": "mcp_01", "server_label": "calendar", "name": "free_slots",
      "arguments": '{"day":"2025-03-09"}', "output": "10:00-12:00"},
+    {"type": "code_interpreter_call", "id": "ci_01", "status": "completed", "container_id": "cntr_01",
+     "code": "print(18 * 9 / 5 + 32)", "outputs": [{"type": "logs", "logs": "64.4\n"}]},
     {"type": "message", "id": "msg_01", "role": "assistant", "status": "completed",
      "content": [{"type": "output_text", "text": "18 C and sunny; free 10-12.", "annotations": []}]},
 ]
@@ -54,6 +56,8 @@ RESPONSES_EXPECTED = [
     ('[tool call web_search({"type": "search", "query": "Porto weather tomorrow"})]', "assistant", {}),
     ('[tool call free_slots({"day":"2025-03-09"})]', "assistant", {}),
     ("10:00-12:00", "tool", {"tool_call_id": "mcp_01"}),
+    ("[tool call code_interpreter(print(18 * 9 / 5 + 32))]", "assistant", {}),
+    ("64.4\n", "tool", {"tool_call_id": "ci_01"}),
     ("18 C and sunny; free 10-12.", "assistant", {}),
 ]
 
@@ -89,7 +93,7 @@ def test_responses_api_items_as_a_list_and_as_jsonl(tmp_path, capsys) -> None:
         assert {(m["speaker"], m["timestamp"], m["session_id"]) for m in got} == {(None, None, None)}
         # the items with an id (or a call id) have their identity, each its own; those without have none
         idents = [i for i, _ in ids(db)]
-        assert idents[:2] == [None, None] and None not in idents[2:] and len(set(idents[2:])) == 6
+        assert idents[:2] == [None, None] and None not in idents[2:] and len(set(idents[2:])) == 8
 
 
 def test_responses_api_items_read_again_are_stored_once(tmp_path, capsys) -> None:

@@ -1603,7 +1603,8 @@ def responses_records(obj: Any, path: Path, line: int | None = None,
     of a function (``function_call``: ``call_id``, ``name``, ``arguments``) or of a custom tool (``custom_tool_call``:
     ``input``) the assistant's line ``[tool call name(arguments)]`` with the call in ``metadata["tool_calls"]`` as a
     chat completion writes it; a built-in tool's call (``web_search_call``, ``file_search_call``, ``mcp_call``, ...)
-    the line ``[tool call web_search(action)]``, and the output an ``mcp_call`` carries a message of role tool; an
+    the line ``[tool call web_search(action)]``, and the output an ``mcp_call`` carries (or the logs of a
+    ``code_interpreter_call``) a message of role tool; other results a built-in call carries are not kept; an
     output (``function_call_output``, ``custom_tool_call_output``, ``computer_call_output``, ...) a message of role
     tool with its ``call_id`` as ``metadata["tool_call_id"]``. An item with an ``id`` (or a ``call_id``) has its
     identity (:func:`source_id`), so a list read again (a later request's input repeats the earlier items) stores each
@@ -1662,7 +1663,22 @@ def responses_records(obj: Any, path: Path, line: int | None = None,
         output = obj.get("output")
         if output is not None and not isinstance(output, str):
             raise SourceError(path, f"field 'output' must be a string, got {_kind(output)}", "output")
-        if isinstance(output, str) and output.strip():  # an MCP server's answer, which the call carries
+        outputs = obj.get("outputs")  # what the code interpreter's code printed (its logs) and drew (images)
+        if outputs is not None:
+            if not isinstance(outputs, list) or not all(isinstance(o, dict) for o in outputs):
+                raise SourceError(path, f"field 'outputs' must be a list of outputs, got {_kind(outputs)}", "outputs")
+            said = []
+            for k, o in enumerate(outputs):
+                if o.get("type") == "logs":
+                    if not isinstance(o.get("logs"), str):
+                        raise SourceError(path, f"field 'outputs[{k}].logs' must be a string", "outputs")
+                    said.append(o["logs"])
+                elif o.get("type") == "image":
+                    url = o.get("url")
+                    said.append(f"[image: {url}]" if isinstance(url, str) and not url.startswith("data:") else
+                                "[image]")
+            output = "\n".join(x for x in said if x) or output
+        if isinstance(output, str) and output.strip():  # an MCP server's answer, the code's output, the call carries
             out.append({"text": output, "role": "tool", "metadata": {"tool_call_id": item_id or call_id}}
                        if item_id or call_id else {"text": output, "role": "tool"})
     if metadata:
