@@ -646,9 +646,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     i = sub.add_parser("ingest", help="add messages from JSONL, OpenAI-style messages, an agent's history, a ChatGPT "
-                                      "or Claude.ai data export, a WhatsApp, LINE, iMessage, Signal, Telegram, Messenger, "
-                                      "Instagram, Discord, Slack or Google Chat export, BEAM chat.json or LoCoMo "
-                                      "JSON",
+                                      "or Claude.ai data export, a WhatsApp, LINE, iMessage, Signal, Telegram, "
+                                      "Messenger, Instagram, Discord, Slack or Google Chat export, BEAM chat.json or "
+                                      "LoCoMo JSON",
                        description="Add the messages of a file: JSONL (hippo or OpenAI-style messages, one per line, "
                                    "or one conversation {messages: [...]} per line), an OpenAI-style message list "
                                    "([{role, content}] or {messages: [...]}), an agent's history (OpenAI Responses "

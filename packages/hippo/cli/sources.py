@@ -3709,7 +3709,8 @@ def _epoch(value: Any, path: Path, key: str) -> datetime | None:
         raise SourceError(path, f"field {key!r} is no time hippo can store: {value!r}", key) from None
 
 
-def _id_field(obj: dict, keys: tuple[str, ...], path: Path) -> str:
+def _first_id(obj: dict, keys: tuple[str, ...], path: Path) -> str:
+    """The first of ``keys`` of ``obj`` that is a non-empty string (an export's id); refused naming the first key."""
     for key in keys:
         value = obj.get(key)
         if isinstance(value, str) and value.strip():
@@ -3804,7 +3805,7 @@ def chatgpt_records(conv: Any, path: Path) -> list[Record]:
     words."""
     if not isinstance(conv, dict):
         raise SourceError(path, f"expected a conversation object, got {_kind(conv)}")
-    cid = _id_field(conv, ("conversation_id", "id"), path)
+    cid = _first_id(conv, ("conversation_id", "id"), path)
     title = conv.get("title")
     if title is not None and not isinstance(title, str):
         raise SourceError(path, f"field 'title' must be a string, got {_kind(title)}", "title")
@@ -3955,7 +3956,7 @@ def claude_records(conv: Any, path: Path) -> list[Record]:
     export extracted it, after a line ``[file: <name>]``; a file without extracted text leaves that line alone."""
     if not isinstance(conv, dict):
         raise SourceError(path, f"expected a conversation object, got {_kind(conv)}")
-    cid = _id_field(conv, ("uuid",), path)
+    cid = _first_id(conv, ("uuid",), path)
     title = conv.get("name")
     if title is not None and not isinstance(title, str):
         raise SourceError(path, f"field 'name' must be a string, got {_kind(title)}", "name")
@@ -3968,7 +3969,7 @@ def claude_records(conv: Any, path: Path) -> list[Record]:
         at = (*path, "chat_messages", k)
         if not isinstance(msg, dict):
             raise SourceError(at, f"expected a message object, got {_kind(msg)}")
-        mid = _id_field(msg, ("uuid",), at)
+        mid = _first_id(msg, ("uuid",), at)
         role = _CLAUDE_ROLES.get(msg.get("sender")) if isinstance(msg.get("sender"), str) else None
         if role is None:
             raise SourceError(at, f"field 'sender' must be 'human' or 'assistant', got {msg.get('sender')!r}",
