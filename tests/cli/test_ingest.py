@@ -2419,6 +2419,18 @@ def test_an_edited_message_of_an_export_with_message_ids_replaces_the_one_stored
     assert sorted(m["text"] for m in stored(db, "discord.json")) == ["dinner at 9", "ok"]
 
 
+def _telegram_chat(name: str, chat_id: int, text: str, edited: bool = False) -> dict:
+    """A Telegram account export's personal chat of two messages: ``text`` by ``name`` (edited half an hour later
+    when ``edited``), then "ok" by the account's owner."""
+    first = {"id": 1, "type": "message", "date": "2024-03-12T09:00:00", "date_unixtime": "1710234000",
+             "from": name, "from_id": f"user{chat_id}", "text": text}
+    if edited:
+        first.update(edited="2024-03-12T09:30:00", edited_unixtime="1710235800")
+    return {"name": name, "type": "personal_chat", "id": chat_id, "messages": [
+        first, {"id": 2, "type": "message", "date": "2024-03-12T09:01:00", "date_unixtime": "1710234060",
+                "from": "Me", "from_id": "user0", "text": "ok"}]}
+
+
 @pytest.mark.parametrize("step", ["first", "second", "undo"])
 def test_replacing_edited_messages_is_all_or_nothing(tmp_path, location, capsys, monkeypatch, step) -> None:
     """The earlier versions of edited messages are deleted in the transaction that stores the last of a chat's new
@@ -2430,18 +2442,9 @@ def test_replacing_edited_messages_is_all_or_nothing(tmp_path, location, capsys,
     from hippo.store.postgres import PostgresStore
     from hippo.store.sqlite import SQLiteStore
 
-    def chat(name: str, chat_id: int, text: str, edited: bool = False) -> dict:
-        first = {"id": 1, "type": "message", "date": "2024-03-12T09:00:00", "date_unixtime": "1710234000",
-                 "from": name, "from_id": f"user{chat_id}", "text": text}
-        if edited:
-            first.update(edited="2024-03-12T09:30:00", edited_unixtime="1710235800")
-        return {"name": name, "type": "personal_chat", "id": chat_id, "messages": [
-            first, {"id": 2, "type": "message", "date": "2024-03-12T09:01:00", "date_unixtime": "1710234060",
-                    "from": "Me", "from_id": "user0", "text": "ok"}]}
-
     def account(edited: bool) -> dict:
-        return {"chats": {"list": [chat("Ann", 1, "at 8" if edited else "at 7", edited),
-                                   chat("Bo", 2, "Friday" if edited else "Thursday", edited)]}}
+        return {"chats": {"list": [_telegram_chat("Ann", 1, "at 8" if edited else "at 7", edited),
+                                   _telegram_chat("Bo", 2, "Friday" if edited else "Thursday", edited)]}}
 
     f = tmp_path / "result.json"
     db = location
@@ -3200,17 +3203,8 @@ def test_an_undo_that_fails_leaves_every_namespace_as_the_run_wrote_it(tmp_path,
     from hippo.store.postgres import PostgresStore
     from hippo.store.sqlite import SQLiteStore
 
-    def chat(name: str, chat_id: int, text: str, edited: bool = False) -> dict:
-        first = {"id": 1, "type": "message", "date": "2024-03-12T09:00:00", "date_unixtime": "1710234000",
-                 "from": name, "from_id": f"user{chat_id}", "text": text}
-        if edited:
-            first.update(edited="2024-03-12T09:30:00", edited_unixtime="1710235800")
-        return {"name": name, "type": "personal_chat", "id": chat_id, "messages": [
-            first, {"id": 2, "type": "message", "date": "2024-03-12T09:01:00", "date_unixtime": "1710234060",
-                    "from": "Me", "from_id": "user0", "text": "ok"}]}
-
     def account(edited: bool) -> dict:
-        return {"chats": {"list": [chat(name, k, f"{name} {'edited' if edited else 'first'}", edited)
+        return {"chats": {"list": [_telegram_chat(name, k, f"{name} {'edited' if edited else 'first'}", edited)
                                    for k, name in enumerate(("Ann", "Bo", "Cy"), 1)]}}
 
     f = tmp_path / "result.json"

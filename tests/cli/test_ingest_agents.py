@@ -5,6 +5,7 @@ against what it writes and reads itself)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,18 @@ from tests.cli.test_ingest import namespaces, stored, utc
 def jsonl(path: Path, lines: list) -> Path:
     path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     return path
+
+
+def ingested_both_ways(tmp_path: Path, capsys, stem: str, items: list) -> Iterator[Path]:
+    """The store of ``items`` ingested as a JSON list, then that of them ingested as JSONL (a store each)."""
+    for name, write in ((f"{stem}.json", lambda p: p.write_text(json.dumps(items), encoding="utf-8")),
+                        (f"{stem}.jsonl", lambda p: jsonl(p, items))):
+        f = tmp_path / name
+        write(f)
+        db = tmp_path / f"{name}.db"
+        run = cli(capsys, "ingest", f, "--path", db)
+        assert run.code == 0, run.err
+        yield db
 
 
 def ids(db: Path) -> list[tuple[str | None, str | None]]:
@@ -81,13 +94,7 @@ def test_responses_api_items_as_a_list_and_as_jsonl(tmp_path, capsys) -> None:
     one of ..."), so an agent's history could not be ingested. Each item is now read as the chat completions reader
     reads its messages: a function call is the assistant's line ``[tool call name(arguments)]`` with the call in
     ``metadata["tool_calls"]``, its output a message of role tool with the ``call_id``; reasoning is left out."""
-    for name, write in (("items.json", lambda p: p.write_text(json.dumps(RESPONSES_ITEMS), encoding="utf-8")),
-                        ("items.jsonl", lambda p: jsonl(p, RESPONSES_ITEMS))):
-        f = tmp_path / name
-        write(f)
-        db = tmp_path / f"{name}.db"
-        run = cli(capsys, "ingest", f, "--path", db)
-        assert run.code == 0, run.err
+    for db in ingested_both_ways(tmp_path, capsys, "items", RESPONSES_ITEMS):
         got = stored(db)
         assert [(m["text"], m["role"], m["metadata"]) for m in got] == RESPONSES_EXPECTED
         assert {(m["speaker"], m["timestamp"], m["session_id"]) for m in got} == {(None, None, None)}
@@ -448,13 +455,7 @@ def test_llamaindex_chat_messages(tmp_path, capsys) -> None:
         ChatMessage(role="chatbot", content="18 C and sunny."),
     ]
     dumped = [m.model_dump(mode="json") for m in msgs]
-    for name, write in (("li.json", lambda p: p.write_text(json.dumps(dumped), encoding="utf-8")),
-                        ("li.jsonl", lambda p: jsonl(p, dumped))):
-        f = tmp_path / name
-        write(f)
-        db = tmp_path / f"{name}.db"
-        run = cli(capsys, "ingest", f, "--path", db)
-        assert run.code == 0, run.err
+    for db in ingested_both_ways(tmp_path, capsys, "li", dumped):
         got = stored(db)
         assert [(m["text"], m["role"], m["speaker"], m["metadata"]) for m in got] == [
             ("Be brief.", "system", None, {}),

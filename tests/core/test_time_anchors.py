@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hippo.text import anchors, fingerprints, salience, timeexpr
+from tests.word_shapes import mangle
 
 _ALL = {id(rx): (name, rx) for name, rx in timeexpr._PATTERNS + timeexpr._QUERY_PATTERNS}
 _READ = [(name, rx) for name, rx in _ALL.values() if anchors.starts(rx) is not None]
@@ -94,20 +95,6 @@ _SALIENT = ["I will", "I'll", "let's", "remind me", "deadline", "must", "actuall
             "2024",
             "3/4", "12-05", "march", "Friday", "yesterday", "next week", "mistake", "instead", "$1,200.50", "3.5k",
             "40%", "v1.2", "x42", "my dog is called Rex", "her car was named Blue", "their son is Tom"]
-_FOLDS = {"i": "\u0131", "I": "\u0130", "s": "\u017f", "k": "\u212a", "K": "\u212a"}
-
-
-def _mangle(word: str, how: int) -> str:
-    if how == 1:
-        return word.upper()
-    if how == 2:
-        return word.title()
-    if how == 3:  # the characters case-insensitive matching takes for ASCII letters
-        return "".join(_FOLDS.get(c, c) for c in word)
-    if how == 4:  # glued to letters
-        return "x" + word + "y"
-    return word
-
 
 _HOW = [0, 0, 0, 0, 1, 2, 3, 4]
 
@@ -119,7 +106,7 @@ def _chat(seed: int, n: int, phrases: list[str] = _PHRASES) -> list[str]:
         parts = []
         for _ in range(rnd.randint(1, 40)):
             word = rnd.choice(phrases if rnd.random() < 0.3 else _FILLER)
-            parts.append(_mangle(word, rnd.choice(_HOW)))
+            parts.append(mangle(word, rnd.choice(_HOW)))
             parts.append(rnd.choice([" ", " ", " ", ", ", ". ", "\n", "-", "\u2019s "]))
         out.append("".join(parts))
     return out

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from hippo.engine.truth.state import surprise_of, surprise_one
 from hippo.text import fingerprints, salience, textnorm, timeexpr
+from tests.word_shapes import mangle
 
 _WORDS = ["i will", "I'll", "i promise", "I'm going to", "i am going to", "let's", "we will", "we'll", "remind me",
           "don't forget", "do not forget", "i plan to", "I decided", "we decided", "deadline", "must", "actually",
@@ -27,22 +28,8 @@ _WORDS = ["i will", "I'll", "i promise", "I'm going to", "i am going to", "let's
           "min", "mins", "hours", "hr", "day", "nights", "weeks", "wk", "month", "YEARS", "yr", "decade",
           "my dog is called Rex", "our car was named Blue", "his", "her", "their", "Her sister is Ann", "ok", "lol",
           "yes", "Caroline", "Paris", "?", ".", ",", "-", "  ", "\n"]
-_FOLDS = {"i": "\u0131", "I": "\u0130", "s": "\u017f", "k": "\u212a", "K": "\u212a"}
 
-
-def _mangle(word: str, how: int) -> str:
-    if how == 1:
-        return word.upper()
-    if how == 2:
-        return word.title()
-    if how == 3:  # the characters re.I takes for ASCII letters
-        return "".join(_FOLDS.get(c, c) for c in word)
-    if how == 4:  # glued to letters: no word boundary
-        return "x" + word + "y"
-    return word
-
-
-_PIECE = st.tuples(st.sampled_from(_WORDS), st.integers(0, 4)).map(lambda t: _mangle(*t))
+_PIECE = st.tuples(st.sampled_from(_WORDS), st.integers(0, 4)).map(lambda t: mangle(*t))
 _TEXT = st.lists(st.tuples(_PIECE, st.sampled_from([" ", "", ". ", "\n", " and then "])), max_size=40).map(
     lambda parts: "".join(p + sep for p, sep in parts))
 
@@ -121,7 +108,7 @@ _GATE_WORDS = _WORDS + ["yday", "tmrw", "tomorow", "ago", "this", "past", "on", 
                         "jan", "Sept", "sep", "oct", "I", "I've", "I'd", "we're", "me", "home", "due", "ships",
                         "launches", "meet", "moved", "relocated", "switched", "sold", "started", "quit", "left",
                         "joined", "accepted", "hired", "retrained", "favorite", "favourite", "passed", "died"]
-_GATE_TEXT = st.lists(st.tuples(st.tuples(st.sampled_from(_GATE_WORDS), st.integers(0, 4)).map(lambda t: _mangle(*t)),
+_GATE_TEXT = st.lists(st.tuples(st.tuples(st.sampled_from(_GATE_WORDS), st.integers(0, 4)).map(lambda t: mangle(*t)),
                                 st.sampled_from([" ", "", ".", "_", "é", "İ"])),
                       max_size=12).map(lambda parts: "".join(p + sep for p, sep in parts))
 

@@ -5,12 +5,12 @@ transaction of the store, on SQLite and PostgreSQL. The reference is the namespa
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 
 import pytest
 
 import hippo
 from hippo.engine.state import NamespaceState
+from tests.processes import run_together
 from tests.store_faults import fail_at
 
 
@@ -242,22 +242,7 @@ def test_two_processes_writing_two_namespaces_in_opposite_orders_both_finish(loc
     with hippo.Memory(location) as mem:  # created before the writers race to create it
         mem.using("a").add("first")
         mem.using("b").add("first")
-    ctx = multiprocessing.get_context("spawn")
-    start, errors = ctx.Event(), ctx.Queue()
-    procs = [ctx.Process(target=_writer, args=(location, order, start, errors)) for order in (("a", "b"), ("b", "a"))]
-    for p in procs:
-        p.start()
-    start.set()
-    for p in procs:
-        p.join(300)
-    alive = [p for p in procs if p.is_alive()]
-    for p in alive:
-        p.kill()
-    assert not alive, "a writer never finished"
-    found = []
-    while not errors.empty():
-        found.append(errors.get())
-    assert not found and all(p.exitcode == 0 for p in procs), found
+    run_together(_writer, [(location, ("a", "b")), (location, ("b", "a"))])
     with hippo.Memory(location) as mem:
         for n in ("a", "b"):
             assert len(mem.using(n).list()) == 1 + 2 * _ROUNDS

@@ -27,6 +27,7 @@ import hippo
 from langchain_hippo import HippoStore
 from langchain_hippo.store import InvalidStoreNamespace
 from tests.langchain.store_reference import Clock, view
+from tests.processes import run_together
 
 
 def _random_ops(rng: random.Random, n: int) -> list:
@@ -1295,26 +1296,9 @@ def test_batches_of_two_processes_over_two_namespaces_apply_whole(location):
     one transaction: both finish (neither waits for the other for ever), each namespace keeps one version of the
     key, and both namespaces hold the value of the same batch, the one that committed last (a batch written one
     namespace at a time could leave one process's value in one namespace and the other's in the other)."""
-    import multiprocessing
-
     with hippo.Memory(location) as mem:
         HippoStore(mem).batch([PutOp(("a",), "k", {"by": None}), PutOp(("b",), "k", {"by": None})])
-    ctx = multiprocessing.get_context("spawn")
-    start, errors = ctx.Event(), ctx.Queue()
-    procs = [ctx.Process(target=_batches_in_order, args=(location, first, start, errors)) for first in ("a", "b")]
-    for p in procs:
-        p.start()
-    start.set()
-    for p in procs:
-        p.join(300)
-    alive = [p for p in procs if p.is_alive()]
-    for p in alive:
-        p.kill()
-    assert not alive, "a process never finished its batches"
-    found = []
-    while not errors.empty():
-        found.append(errors.get())
-    assert not found and all(p.exitcode == 0 for p in procs), found
+    run_together(_batches_in_order, [(location, "a"), (location, "b")])
     store = HippoStore(hippo.Memory(location))
     try:
         got = {ns: store.get((ns,), "k").value for ns in ("a", "b")}
