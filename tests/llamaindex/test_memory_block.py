@@ -608,6 +608,18 @@ async def test_a_setting_changed_on_a_made_block_is_checked_and_used(memory):
     assert block.budget_tokens == 20
 
 
+async def _set_again_then_continued(memory, messages: list, before: list) -> None:
+    """``messages`` put twice (as ``Memory.aset`` does on every request) store nothing beside ``before``, the stored
+    session; a message after them is stored."""
+    block = HippoMemoryBlock(memory=memory)
+    for _ in range(2):
+        await block.aput(messages, session_id="s")
+        assert [(m.role, m.text) for m in memory.list()] == before
+    await HippoMemoryBlock(memory=memory).aput(messages + [ChatMessage(role="user", content="And Bonn?")],
+                                               session_id="s")
+    assert [(m.role, m.text) for m in memory.list()] == before + [("user", "And Bonn?")]
+
+
 async def test_a_history_stored_without_its_tool_calls_is_not_stored_again(memory):
     """A session stored before answers that only call tools were kept holds their results without them. Set again
     (``Memory.aset`` on every request), its flushed batch holds the calls, and it repeated the stored messages only
@@ -618,13 +630,7 @@ async def test_a_history_stored_without_its_tool_calls_is_not_stored_again(memor
                      if m.content])  # as the block stored the exchange before: no answer that only calls tools
     before = [(m.role, m.text) for m in memory.list()]
     assert len(before) == 5
-    block = HippoMemoryBlock(memory=memory)
-    for _ in range(2):
-        await block.aput(messages, session_id="s")
-        assert [(m.role, m.text) for m in memory.list()] == before
-    await HippoMemoryBlock(memory=memory).aput(messages + [ChatMessage(role="user", content="And Bonn?")],
-                                               session_id="s")
-    assert [(m.role, m.text) for m in memory.list()] == before + [("user", "And Bonn?")]
+    await _set_again_then_continued(memory, messages, before)
 
 
 async def test_a_tool_call_object_in_the_extra_fields_is_kept_as_its_fields(memory):
@@ -756,10 +762,4 @@ async def test_a_history_stored_without_the_calls_of_an_answer_with_words_is_not
     messages = _spoken_exchange()
     memory.add_many([{"text": m.content, "role": m.role.value, "session_id": "s"} for m in messages])
     before = [(m.role, m.text) for m in memory.list()]
-    block = HippoMemoryBlock(memory=memory)
-    for _ in range(2):
-        await block.aput(messages, session_id="s")
-        assert [(m.role, m.text) for m in memory.list()] == before
-    await HippoMemoryBlock(memory=memory).aput(messages + [ChatMessage(role="user", content="And Bonn?")],
-                                               session_id="s")
-    assert [(m.role, m.text) for m in memory.list()] == before + [("user", "And Bonn?")]
+    await _set_again_then_continued(memory, messages, before)
