@@ -56,3 +56,17 @@ def fail_at(monkeypatch, store, step: str, namespace: str) -> None:
             return real_record(self, cur, ns, kind, *args, **kwargs)
 
         monkeypatch.setattr(st, "_record", record)
+
+
+def fail_dropping(monkeypatch, store, namespace: str) -> None:
+    """Make the store's transaction fail when it drops ``namespace`` (the other namespaces of a deletion go through
+    until then): what a deletion of several namespaces must take back whole."""
+    st = type(store)
+    real = st._drop_in
+
+    def drop_in(self, db, ns):
+        if ns == namespace:
+            raise hippo.StoreError(f"simulated failure: dropping {ns}")
+        return real(self, db, ns)
+
+    monkeypatch.setattr(st, "_drop_in", drop_in)

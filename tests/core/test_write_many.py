@@ -11,7 +11,7 @@ import pytest
 import hippo
 from hippo.engine.state import NamespaceState
 from tests.processes import run_together
-from tests.store_faults import fail_at
+from tests.store_faults import fail_at, fail_dropping
 
 
 def _content(mem: hippo.Memory, name: str) -> list[tuple[int, str, dict]]:
@@ -174,15 +174,7 @@ def test_delete_namespaces_removes_all_or_none(location, monkeypatch):
         _seed(mem)
         mem.using("c").add("another namespace stays")
         before = {n: _content(mem, n) for n in ("a", "b", "c")}
-        st = type(mem.engine.rt.store)
-        real = st._drop_in
-
-        def drop_in(self, db, namespace):
-            if namespace == "b":
-                raise hippo.StoreError("simulated failure: dropping b")
-            return real(self, db, namespace)
-
-        monkeypatch.setattr(st, "_drop_in", drop_in)
+        fail_dropping(monkeypatch, mem.engine.rt.store, "b")
         with pytest.raises(hippo.StoreError, match="dropping b"):
             mem.delete_namespaces(["a", "b"])
         monkeypatch.undo()

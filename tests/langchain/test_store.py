@@ -28,6 +28,7 @@ from langchain_hippo import HippoStore
 from langchain_hippo.store import InvalidStoreNamespace
 from tests.langchain.store_reference import Clock, view
 from tests.processes import run_together
+from tests.store_faults import fail_at, fail_dropping
 
 
 def _random_ops(rng: random.Random, n: int) -> list:
@@ -489,7 +490,6 @@ def test_item5_a_failing_batch_leaves_the_store_as_it_was(store):
 
 
 def test_item5_a_write_failure_leaves_the_batch_unapplied(store, monkeypatch):
-    from tests.store_faults import fail_at
 
     store.put(("a",), "keep", {"v": 0})
     store.put(("b",), "keep", {"v": 0})
@@ -1102,7 +1102,6 @@ def test_a_batch_whose_deletion_fails_stores_nothing(spaces, monkeypatch):
     """A batch putting one key and deleting another raised when the deletion failed, but kept the value it had put
     (a call that raised had stored something, in the deleting namespace or in another). Reference: the store
     before the batch."""
-    from tests.store_faults import fail_at
 
     put_in, delete_in = spaces
     store = HippoStore(hippo.Memory(None))
@@ -1207,7 +1206,6 @@ def test_a_batch_failing_in_any_namespace_at_any_step_changes_none(location, mon
     earlier ones in more transactions (when that failed too, the earlier namespace kept the batch's versions): a
     batch that raised had changed the store. The whole batch is now one transaction. Reference: every namespace's
     messages and version before the batch; then the batch applied, as ``InMemoryStore`` applies it."""
-    from tests.store_faults import fail_at
 
     store, ref = HippoStore(hippo.Memory(location)), InMemoryStore()
     try:
@@ -1249,15 +1247,7 @@ def test_deleting_a_subtree_whose_second_namespace_fails_deletes_none(location, 
             for ns in (("users", "1"), ("users", "1", "prefs"), ("users", "2"), ("other",)):
                 s.put(ns, "k", {"v": "/".join(ns)})
         before = view(store.search((), limit=20))
-        st = type(store.memory.engine.rt.store)
-        real = st._drop_in
-
-        def drop_in(self, cur, namespace):
-            if namespace == "lg.users.1.prefs":
-                raise hippo.StoreError("simulated failure: dropping a namespace")
-            return real(self, cur, namespace)
-
-        monkeypatch.setattr(st, "_drop_in", drop_in)
+        fail_dropping(monkeypatch, store.memory.engine.rt.store, "lg.users.1.prefs")
         with pytest.raises(hippo.StoreError, match="dropping"):
             store.delete_namespace(("users", "1"))
         monkeypatch.undo()
