@@ -5,6 +5,8 @@ deletion writes copies the units never read from the columns they were loaded fr
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 from test_restart import answers, copy_store, corpus, save
@@ -199,16 +201,19 @@ def _snapshots_checked(monkeypatch) -> list[bool]:
     from hippo.store import snapshot
 
     monkeypatch.setattr(persist, "REUSE_BYTES", 0)
-    real = snapshot.dump
+    real = snapshot.dump_into
     copied: list[bool] = []
 
-    def checked(meta, arrays, level=6, reuse=None, pieces=None):
-        blob = real(meta, arrays, level, reuse=reuse, pieces=pieces)
-        assert blob == real(meta, arrays, level)
+    def checked(out, meta, arrays, level=6, reuse=None, pieces=None):
+        size = real(out, meta, arrays, level, reuse=reuse, pieces=pieces)
+        out.seek(0)
+        fresh = io.BytesIO()
+        real(fresh, meta, arrays, level)
+        assert out.read(size) == fresh.getvalue()
         copied.append(reuse is not None and reuse[0].usable(reuse[1]))
-        return blob
+        return size
 
-    monkeypatch.setattr(snapshot, "dump", checked)
+    monkeypatch.setattr(snapshot, "dump_into", checked)
     return copied
 
 

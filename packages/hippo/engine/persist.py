@@ -64,19 +64,24 @@ class Pieces(NamedTuple):
     """For :func:`encode`: ``reuse`` the pieces of the blob of ``kind`` written before and that blob (or None), and
     ``made`` where the pieces of the new blob are recorded under ``kind``."""
     kind: str
-    reuse: tuple[snapshot.Pieces, bytes] | None
+    reuse: tuple[snapshot.Pieces, bytes | snapshot.Blob] | None
     made: dict[str, snapshot.Pieces]
 
 
 def encode(kind: str, fp: Fingerprint, meta: dict[str, Any], arrays: dict[str, np.ndarray],
-           config: Any = None, pieces: Pieces | None = None) -> bytes:
+           config: Any = None, pieces: Pieces | None = None, spill: bool = False) -> bytes | snapshot.Blob:
+    """The blob of ``kind``; ``spill``: a :class:`snapshot.Blob` (written to a temporary file as it is deflated, and
+    to the store a chunk at a time: a large snapshot is never held whole), to be closed by the caller."""
     head = {"format": FORMAT, "kind": kind, "covers": [fp.generation, fp.next_seq, fp.version],
             "config": config, "body": meta}
-    if pieces is None:
-        return snapshot.dump(head, arrays, level=_LEVEL)
     out: list[snapshot.Pieces] = []
-    blob = snapshot.dump(head, arrays, level=_LEVEL, reuse=pieces.reuse, pieces=out)
-    pieces.made[pieces.kind] = out[0]
+    reuse = pieces.reuse if pieces is not None else None
+    if spill:
+        blob: bytes | snapshot.Blob = snapshot.Blob.dump(head, arrays, level=_LEVEL, reuse=reuse, pieces=out)
+    else:
+        blob = snapshot.dump(head, arrays, level=_LEVEL, reuse=reuse, pieces=out)
+    if pieces is not None:
+        pieces.made[pieces.kind] = out[0]
     return blob
 
 

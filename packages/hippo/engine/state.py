@@ -1329,8 +1329,9 @@ class NamespaceState:
         """One attempt of :meth:`save_derived`: None when the namespace changed before the write (nothing written).
         ``behind``: the state has just caught up with another handle's changes."""
         fp = self.seen
-        payloads: dict[str, bytes | None] = {}
+        payloads: dict[str, snapshot.Blob | None] = {}
         pieces: dict[str, snapshot.Pieces] = {}  # of the blobs written now, by kind
+        opened: list[snapshot.Blob] = []  # blobs written before, read back to copy their unchanged pieces
         life = self.current_life()
         if life is not None and (life.version != fp.version or "life" in self._warming):
             life = None
@@ -1340,14 +1341,17 @@ class NamespaceState:
             if not write_index and self._foreign and not self.host.store.has_units(self.name, persist.INDEX):
                 write_index = True  # no one saved a co-index: one without annotations spares the next open a rebuild
             if write_index and (force or truth_ready or not behind):
+                reuse = self._pieces_of(persist.INDEX, pieces, opened)  # read back before the arrays are made
                 imeta, iarrays = self.index.to_snapshot()
                 meta: dict[str, Any] = {"index": imeta, "truth": None}
                 arrays = persist.join(index=iarrays)
                 if truth_ready:
                     meta["truth"], tarrays = self.truth.to_snapshot()
                     arrays.update(persist.join(truth=tarrays))
-                payloads[persist.INDEX] = persist.encode(persist.INDEX, fp, meta, arrays,
-                                                         pieces=self._pieces_of(persist.INDEX, pieces))
+                payloads[persist.INDEX] = persist.encode(persist.INDEX, fp, meta, arrays, pieces=reuse, spill=True)
+                del meta, arrays, imeta, iarrays  # not held through the lifecycle's save
+                if truth_ready:
+                    del tarrays
             expect: dict[str, bytes | None] | None = None
             if life is not None:
                 with life.lock:
@@ -1356,13 +1360,15 @@ class NamespaceState:
                         self._merge_saved_life(life, fp)
                     sent = life.own_accesses()
                     if force or life.dirty or not life.save_id:
+                        reuse = self._pieces_of(persist.LIFE, pieces, opened)
                         lmeta, larrays = life.to_snapshot()
                         payloads[persist.LIFE] = persist.encode(persist.LIFE, fp, lmeta, larrays, life.settings(),
-                                                                pieces=self._pieces_of(persist.LIFE, pieces))
+                                                                pieces=reuse, spill=True)
+                        del lmeta, larrays
                         payloads.update({k: None for k in (persist.ACCESS, *persist.LEGACY)})
                     elif life.accessed:
                         ameta, aarrays = life.to_access_snapshot()
-                        payloads[persist.ACCESS] = persist.encode(persist.ACCESS, fp, ameta, aarrays)
+                        payloads[persist.ACCESS] = persist.encode(persist.ACCESS, fp, ameta, aarrays, spill=True)
                     if persist.LIFE in payloads or persist.ACCESS in payloads:
                         # written only over the lifecycle and accesses this state merged: another handle's save
                         # in between (its reinforcements) is merged first, never replaced (see _merge_saved_life)
@@ -1379,7 +1385,7 @@ class NamespaceState:
                     pmeta, parrays = prof.to_snapshot()
                     payloads[persist.PROFILES] = persist.encode(
                         persist.PROFILES, fp, {"profiles": pmeta, "last_id": self._last_id()}, parrays,
-                        prof.settings())
+                        prof.settings(), spill=True)
             if not payloads:
                 return True
             # not written once another handle changed the namespace after ``fp``: a deletion this state has not
@@ -1393,6 +1399,10 @@ class NamespaceState:
         except HippoError as exc:
             log.warning("could not save the derived state of namespace %r: %s", self.name, exc)
             return False
+        finally:  # each blob is written to a temporary file as it is encoded, and to the store from there
+            for blob in (*payloads.values(), *opened):
+                if blob is not None:
+                    blob.close()
         self._pieces.update(pieces)
         self.saved.update({k: fp.version for k, v in payloads.items() if v is not None and k != persist.ACCESS})
         if persist.INDEX in payloads:
@@ -1408,17 +1418,21 @@ class NamespaceState:
         self._trim()
         return True
 
-    def _pieces_of(self, kind: str, made: dict[str, snapshot.Pieces]) -> persist.Pieces:
+    def _pieces_of(self, kind: str, made: dict[str, snapshot.Pieces], opened: list[snapshot.Blob]
+                   ) -> persist.Pieces:
         """What :func:`persist.encode` needs to copy the unchanged pieces of the ``kind`` blob this state wrote last
-        (read back from the store when that blob is large enough to pay for the read, and used only if it is still
-        the stored one) and to record the pieces of the new blob in ``made``."""
+        (read back from the store, to a temporary file appended to ``opened``, when that blob is large enough to pay
+        for the read, and used only if it is still the stored one) and to record the pieces of the new blob in
+        ``made``."""
         old = self._pieces.get(kind)
         blob = None
         if old is not None and old.size >= persist.REUSE_BYTES:
             try:
-                blob = self.host.store.get_units(self.name, kind)
+                blob = self.host.store.get_units_blob(self.name, kind)
             except HippoError:
                 blob = None
+            if blob is not None:
+                opened.append(blob)
         return persist.Pieces(kind, None if blob is None else (old, blob), made)
 
     def _merge_saved_life(self, life: Life, fp: StoreFingerprint) -> None:

@@ -24,6 +24,7 @@ from typing import Any, Callable, ContextManager, Iterable, Sequence, TypeVar
 import numpy as np
 
 from hippo.base.errors import StoreError
+from hippo.store import snapshot
 
 T = TypeVar("T")
 
@@ -292,6 +293,13 @@ class Store(abc.ABC):
     def get_units(self, namespace: str, kind: str) -> bytes | None:
         """The snapshot blob stored under ``kind``, or None."""
 
+    def get_units_blob(self, namespace: str, kind: str) -> snapshot.Blob | None:
+        """The snapshot blob stored under ``kind`` copied to a temporary file (:class:`~hippo.store.snapshot.Blob`,
+        closed by the caller), or None. A store that can read a blob in parts copies it a chunk at a time; this
+        default reads it whole first."""
+        data = self.get_units(namespace, kind)
+        return None if data is None else snapshot.Blob.of(data)
+
     def has_units(self, namespace: str, kind: str) -> bool:
         """Whether a snapshot blob is stored under ``kind``. A store answers without reading the blob (a co-index
         snapshot is megabytes); this default reads it."""
@@ -302,7 +310,8 @@ class Store(abc.ABC):
                        generation: int | None = None, version: int | None = None,
                        expect: dict[str, bytes | None] | None = None, stamp: str | None = None) -> bool:
         """Store several snapshot blobs in one transaction (a None payload removes that kind), so derived state
-        saved together is read back together. With ``generation``, only while the namespace is still at that
+        saved together is read back together. A payload larger than :data:`hippo.store.snapshot.CHUNK` given as a
+        :class:`~hippo.store.snapshot.Blob` (a file) is written a chunk at a time, never held whole. With ``generation``, only while the namespace is still at that
         generation (checked in the same transaction): blobs derived before a deletion, which may hold derived text of
         the deleted messages, are not written. With ``version``, only while the namespace's latest change is still
         that one (checked likewise): blobs derived before changes another handle made, which that handle may have

@@ -49,6 +49,7 @@ import logging
 import os
 import random
 import re
+import struct
 import threading
 import time
 import urllib.parse
@@ -69,7 +70,7 @@ from hippo.base.errors import (
     StoreBusy,
     StoreError,
 )
-from hippo.store import common, pgwire
+from hippo.store import common, pgwire, snapshot
 from hippo.store.base import (
     CHANGE_KINDS,
     Change,
@@ -1999,7 +2000,7 @@ class PostgresStore(Store):
     def put_units(self, namespace: str, kind: str, payload: bytes) -> None:
         self.put_units_many(namespace, {kind: payload})
 
-    def put_units_many(self, namespace: str, payloads: dict[str, bytes | None],
+    def put_units_many(self, namespace: str, payloads: dict[str, bytes | snapshot.Blob | None],
                        generation: int | None = None, version: int | None = None,
                        expect: dict[str, bytes | None] | None = None, stamp: str | None = None) -> bool:
         checked = generation is not None or version is not None or bool(expect)
@@ -2021,6 +2022,8 @@ class PostgresStore(Store):
                 if payload is None:
                     cur.execute(self._sql("DELETE FROM {s}.units WHERE namespace = %s AND kind = %s"),
                                 (namespace, kind))
+                elif isinstance(payload, snapshot.Blob) and len(payload) > snapshot.CHUNK:
+                    self._copy_unit(cur, namespace, kind, payload)
                 else:
                     cur.execute(self._sql(
                         "INSERT INTO {s}.units (namespace, kind, payload) VALUES (%s, %s, %s)"
@@ -2031,6 +2034,18 @@ class PostgresStore(Store):
         # checked under the namespace's lock: no change, and no other checked save, commits between the check and
         # the write
         return self._write("saving units", body, namespace if checked else None, replay_safe=True)
+
+    def _copy_unit(self, cur, namespace: str, kind: str, payload: snapshot.Blob) -> None:
+        """Replace one blob by a row sent a chunk at a time (``COPY ... FROM STDIN`` in binary format), in the
+        caller's transaction: the row of a bytea parameter would be held whole, and escaped, on this side."""
+        cur.execute(self._sql("DELETE FROM {s}.units WHERE namespace = %s AND kind = %s"), (namespace, kind))
+        fields = [namespace.encode("utf-8"), kind.encode("utf-8")]
+        with cur.copy(self._sql("COPY {s}.units (namespace, kind, payload) FROM STDIN (FORMAT BINARY)")) as copy:
+            copy.write(b"PGCOPY\n\xff\r\n\x00" + struct.pack("!iih", 0, 0, 3)
+                       + b"".join(struct.pack("!i", len(f)) + f for f in fields) + struct.pack("!i", len(payload)))
+            for chunk in payload.chunks():
+                copy.write(chunk)
+            copy.write(struct.pack("!h", -1))
 
     def get_units(self, namespace: str, kind: str) -> bytes | None:
         rows = self._query("SELECT payload FROM {s}.units WHERE namespace = %s AND kind = %s", (namespace, kind))

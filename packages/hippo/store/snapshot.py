@@ -14,14 +14,17 @@ state from the messages.
 
 from __future__ import annotations
 
+import bisect
+import io
 import json
 import struct
+import tempfile
 import zlib
-from typing import Any
+from typing import Any, BinaryIO, Iterator
 
 import numpy as np
 
-from hippo.base.errors import CorruptData
+from hippo.base.errors import CorruptData, StoreError
 
 MAGIC = b"HIPPO-UNITS\x00"
 VERSION = 2
@@ -29,11 +32,25 @@ _MAX_RAW = 1 << 34  # refuse to inflate a section declared larger than this
 _ALLOWED = {"<i8", "<i4", "<i2", "|i1", "<u8", "<u4", "|u1", "<f8", "<f4", "|b1"}
 
 
+#: Bytes of a blob a store writes (or the encoder handles) at a time: a save holds at most a few of these beyond the
+#: arrays it saves (:func:`dump_into`, :class:`Blob`).
+CHUNK = 1 << 20
+
+
+def _same(flat: np.ndarray) -> bool:
+    """Whether every element of ``flat`` (1-D, contiguous) has the bytes of the first, read a block at a time."""
+    first = flat[:1].view(np.uint8)
+    rows = flat.view(np.uint8).reshape(flat.size, -1)
+    step = max(1, CHUNK // flat.dtype.itemsize)
+    return all((rows[s: s + step] == first).all() for s in range(0, flat.size, step))
+
+
 def _is_ramp(flat: np.ndarray) -> bool:
     """``flat[i] == flat[0] + i * step`` for all i (64-bit integers, as the loader recomputes them)."""
     with np.errstate(over="ignore"):  # differences wrap as the loader's arithmetic does
         step = flat[1] - flat[0]
-        return bool((np.diff(flat) == step).all())
+        block = CHUNK // 8
+        return all((np.diff(flat[s: s + block + 1]) == step).all() for s in range(0, flat.size - 1, block))
 
 
 #: Content-defined cuts of the compressed section (see :func:`dump`): an array of at least ``2 * _CUT_MIN`` elements is
@@ -56,14 +73,16 @@ def _cuts(flat: np.ndarray) -> list[int] | None:
         return []
     size = flat.dtype.itemsize
     w = max(1, 8 // size)  # elements in a window of eight bytes
-    buf = flat.tobytes()
+    buf = flat.view(np.uint8)  # the values' bytes, read in place a block of words at a time
     found = []
     mask = np.uint64(_CUT_AVG - 1)
+    block = CHUNK // 8
     with np.errstate(over="ignore"):
         for j in range(w):  # the windows starting at elements j, j + w, j + 2w...: one word each, read in place
             count = (n - j) // w
-            key = np.frombuffer(buf, dtype="<u8", count=count, offset=j * size) * _MIX
-            found.append(np.flatnonzero((key >> np.uint64(40)) & mask == 0) * w + (j + w))
+            for i in range(0, count, block):
+                key = np.frombuffer(buf, dtype="<u8", count=min(block, count - i), offset=(j + i * w) * size) * _MIX
+                found.append(np.flatnonzero((key >> np.uint64(40)) & mask == 0) * w + (j + (i + 1) * w))
     cand = np.sort(np.concatenate(found)).tolist()
     if len(cand) > 4 * n // _CUT_AVG + 16:  # a column of few values: its content says nothing of where to cut
         return None
@@ -101,21 +120,137 @@ class Pieces:
     def __init__(self, size: int, crc: int, where: dict[tuple[int, int, int], tuple[int, int]]) -> None:
         self.size, self.crc, self.where = size, crc, where
 
-    def usable(self, blob: bytes | None) -> bool:
+    def usable(self, blob: bytes | Blob | None) -> bool:
         """Whether ``blob`` is the blob these pieces were recorded for."""
-        return blob is not None and len(blob) == self.size and blob[-4:] == struct.pack("<I", self.crc)
+        if blob is None or len(blob) != self.size:
+            return False
+        tail = blob.read(self.size - 4, self.size) if isinstance(blob, Blob) else blob[-4:]
+        return tail == struct.pack("<I", self.crc)
+
+
+class Blob:
+    """A blob written by :func:`dump_into` to a temporary file (held in memory up to a :data:`CHUNK`, an unnamed file
+    of the system's temporary directory beyond): a store writes it a :data:`CHUNK` at a time (:meth:`chunks`), so a
+    save holds no copy of a large snapshot whole. ``len()`` is its size; :meth:`close` (or the end of the process)
+    removes the file."""
+
+    __slots__ = ("file", "size")
+
+    def __init__(self) -> None:
+        self.file = tempfile.SpooledTemporaryFile(max_size=CHUNK, prefix="hippo-snapshot-")
+        self.size = 0
+
+    @classmethod
+    def dump(cls, meta: dict[str, Any], arrays: dict[str, np.ndarray], level: int = 6,
+             reuse: tuple[Pieces, bytes | Blob] | None = None, pieces: list[Pieces] | None = None) -> Blob:
+        """:func:`dump_into` a new blob."""
+        try:
+            blob = cls()
+        except OSError as exc:
+            raise StoreError(f"writing a snapshot to a temporary file: {exc}") from exc
+        try:
+            blob.size = dump_into(blob.file, meta, arrays, level, reuse, pieces)
+        except BaseException as exc:
+            blob.close()
+            if isinstance(exc, OSError) and not isinstance(exc, StoreError):  # a full disk, a quota
+                raise StoreError(f"writing a snapshot to a temporary file: {exc}") from exc
+            raise
+        return blob
+
+    @classmethod
+    def of(cls, data: bytes) -> Blob:
+        """A blob of ``data``, written to its file."""
+        blob = cls()
+        try:
+            blob.write(data)
+        except BaseException:
+            blob.close()
+            raise
+        return blob
+
+    def write(self, data: bytes) -> None:
+        """Append ``data`` (a store copying a blob into this one a chunk at a time)."""
+        try:
+            self.file.seek(self.size)
+            self.file.write(data)
+        except OSError as exc:
+            raise StoreError(f"writing a snapshot to a temporary file: {exc}") from exc
+        self.size += len(data)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def read(self, lo: int, hi: int) -> bytes:
+        try:
+            self.file.seek(lo)
+            data = self.file.read(hi - lo)
+        except OSError as exc:
+            raise StoreError(f"reading a snapshot back from its temporary file: {exc}") from exc
+        if len(data) != hi - lo:
+            raise StoreError("reading a snapshot back from its temporary file: the file is shorter than written")
+        return data
+
+    def chunks(self, size: int | None = None) -> Iterator[bytes]:
+        """The blob's bytes from the start, ``size`` (:data:`CHUNK`) at a time (each call starts again from the
+        first)."""
+        size = size or CHUNK
+        for lo in range(0, self.size, size):
+            yield self.read(lo, min(lo + size, self.size))
+
+    def __bytes__(self) -> bytes:
+        return self.read(0, self.size)
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def _read(blob: bytes | Blob, lo: int, hi: int) -> Iterator[bytes]:
+    """Bytes ``lo..hi`` of a blob (in memory or in a file), a :data:`CHUNK` at a time."""
+    for at in range(lo, hi, CHUNK):
+        end = min(hi, at + CHUNK)
+        yield blob.read(at, end) if isinstance(blob, Blob) else blob[at:end]
+
+
+def _shuffled(flats: list[np.ndarray], starts: list[int], lo: int, hi: int) -> Iterator[bytes]:
+    """Bytes ``lo..hi`` of the decompressed section (each array byte-shuffled, the arrays one after the other), read
+    from the arrays a slice of at most :data:`CHUNK` bytes at a time."""
+    k = bisect.bisect_right(starts, lo) - 1
+    pos = lo
+    while pos < hi:
+        while starts[k + 1] <= pos:
+            k += 1
+        a = flats[k]
+        n, size = a.size, a.dtype.itemsize
+        rows = a.view(np.uint8).reshape(n, size)
+        plane, first = divmod(pos - starts[k], n)
+        end = min(hi, starts[k] + (plane + 1) * n, pos + CHUNK)  # within one byte plane
+        yield rows[first: first + end - pos, plane].tobytes()
+        pos = end
 
 
 def dump(meta: dict[str, Any], arrays: dict[str, np.ndarray], level: int = 6,
-         reuse: tuple[Pieces, bytes] | None = None, pieces: list[Pieces] | None = None) -> bytes:
-    """The container of ``meta`` (JSON) and ``arrays``; ``level`` is the zlib level (1 writes large snapshots
-    several times faster at a slightly larger size).
+         reuse: tuple[Pieces, bytes | Blob] | None = None, pieces: list[Pieces] | None = None) -> bytes:
+    """The container of ``meta`` (JSON) and ``arrays`` in memory (:func:`dump_into` writes it to a file)."""
+    out = io.BytesIO()
+    dump_into(out, meta, arrays, level, reuse, pieces)
+    return out.getvalue()
+
+
+def dump_into(out: BinaryIO, meta: dict[str, Any], arrays: dict[str, np.ndarray], level: int = 6,
+              reuse: tuple[Pieces, bytes | Blob] | None = None, pieces: list[Pieces] | None = None) -> int:
+    """Write the container of ``meta`` (JSON) and ``arrays`` to ``out`` (a binary file, readable and seekable, at
+    its start); returns its size. ``level`` is the zlib level (1 writes large snapshots several times faster at a
+    slightly larger size).
 
     The compressed section is one zlib stream, deflated in pieces (cut where :func:`_cuts` says, and at the byte
     planes of the arrays cut), each piece alone and ending on a byte boundary: ``reuse`` (the :class:`Pieces` of an
     earlier blob of the same state and that blob) lets the pieces whose bytes it holds be copied from it, so
     rewriting a large snapshot after a few messages were deleted or appended deflates only what changed around them.
-    The :class:`Pieces` of the new blob is appended to ``pieces`` when given."""
+    The :class:`Pieces` of the new blob is appended to ``pieces`` when given.
+
+    The arrays are read, shuffled, summed and deflated a slice of :data:`CHUNK` bytes at a time, and what is
+    deflated goes to ``out`` at once: beyond the arrays themselves, a dump holds a few slices, never a copy of the
+    arrays or of the blob."""
     entries = []
     stored = []
     for name, arr in arrays.items():
@@ -124,12 +259,12 @@ def dump(meta: dict[str, Any], arrays: dict[str, np.ndarray], level: int = 6,
             a = a.astype(a.dtype.newbyteorder("<"))
         entry = {"name": name, "dtype": a.dtype.str, "shape": list(a.shape)}
         flat = a.reshape(-1)
-        if flat.size > 1 and (flat.view(np.uint8).reshape(flat.size, -1) == flat[:1].view(np.uint8)).all():
-            a, entry["const"] = flat[:1], True  # one value repeated (a column of defaults): stored once
+        if flat.size > 1 and _same(flat):
+            flat, entry["const"] = flat[:1], True  # one value repeated (a column of defaults): stored once
         elif flat.size > 2 and a.dtype.kind in "iu" and a.dtype.itemsize == 8 and _is_ramp(flat):
-            a, entry["ramp"] = flat[:2].copy(), True  # first value and step (ids, seqs, slots): stored as two
+            flat, entry["ramp"] = flat[:2].copy(), True  # first value and step (ids, seqs, slots): stored as two
         entries.append(entry)
-        stored.append(a.reshape(-1))
+        stored.append(flat)
     # the columns of one table (a value per message, per unit) have one length and lose the same rows: the cuts of
     # the first of them whose values say where to cut serve all of them, flags and defaults included
     by_length: dict[int, list[int]] = {}
@@ -138,12 +273,10 @@ def dump(meta: dict[str, Any], arrays: dict[str, np.ndarray], level: int = 6,
             at = _cuts(flat)
             if at is not None:
                 by_length[flat.size] = at
-    blobs = []
     cuts: list[int] = []
     offset = 0
     for entry, a in zip(entries, stored):
         entry["offset"] = offset
-        raw = a.tobytes()
         at = by_length.get(a.size)
         if at:
             n = a.size
@@ -151,66 +284,71 @@ def dump(meta: dict[str, Any], arrays: dict[str, np.ndarray], level: int = 6,
                 base = offset + plane * n
                 cuts.append(base)
                 cuts.extend(base + c for c in at)
-        if a.dtype.itemsize > 1 and raw:
-            raw = np.frombuffer(raw, dtype=np.uint8).reshape(-1, a.dtype.itemsize).T.tobytes()
-        entry["nbytes"] = len(raw)
-        blobs.append(raw)
-        offset += len(raw)
+        entry["nbytes"] = a.nbytes
+        offset += a.nbytes
         if at:
             cuts.append(offset)
     header = json.dumps({"meta": meta, "arrays": entries, "raw_size": offset}, ensure_ascii=False,
                         separators=(",", ":")).encode()
-    prefix = struct.pack("<II", VERSION, len(header)) + header + b"\x78\x01"  # a zlib header (deflate, 32K window)
     old, old_blob = reuse if reuse is not None and reuse[0].usable(reuse[1]) else (None, b"")
     bounds = sorted({c for c in cuts if 0 < c < offset} | {0, offset}) if offset else [0]
-    starts = np.cumsum([0] + [len(r) for r in blobs]).tolist()
-    out = [prefix]
-    at_byte = len(MAGIC) + len(prefix)
+    starts = np.cumsum([0] + [a.nbytes for a in stored]).tolist()
+    crc = 0
+    at_byte = 0
+
+    def put(data: bytes) -> None:
+        nonlocal crc, at_byte
+        out.write(data)
+        crc = zlib.crc32(data, crc)
+        at_byte += len(data)
+
+    out.write(MAGIC)
+    at_byte = len(MAGIC)
+    put(struct.pack("<II", VERSION, len(header)) + header + b"\x78\x01")  # a zlib header (deflate, 32K window)
     where: dict[tuple[int, int, int], tuple[int, int]] = {}
-    made: dict[tuple[int, int], bytes] = {}  # this blob's pieces by where they lie in it
     adler = 1
-    k = 0
     for lo, hi in zip(bounds, bounds[1:]):
-        parts = []
-        while starts[k + 1] <= lo:
-            k += 1
-        j = k
-        while j < len(blobs) and starts[j] < hi:
-            parts.append(memoryview(blobs[j])[max(lo - starts[j], 0): min(hi, starts[j + 1]) - starts[j]])
-            j += 1
-        piece = parts[0] if len(parts) == 1 else b"".join(parts)
         # a piece is known by its length and two independent sums of it: a piece taken for another by mistake
         # would still fail the stream's own sum when read, never go unnoticed
-        sums = zlib.adler32(piece)
-        key = (len(piece), zlib.crc32(piece), sums)
-        adler = _adler_combine(adler, sums, len(piece))
+        c32, sums = 0, 1
+        for part in _shuffled(stored, starts, lo, hi):
+            c32, sums = zlib.crc32(part, c32), zlib.adler32(part, sums)
+        key = (hi - lo, c32, sums)
+        adler = _adler_combine(adler, sums, hi - lo)
         mine = where.get(key)
         span = old.where.get(key) if old is not None and mine is None else None
+        start = at_byte
         if mine is not None:  # the same bytes earlier in this blob (planes of zeros)
-            z = made[mine]
+            for lo_z in range(mine[0], mine[1], CHUNK):
+                out.seek(lo_z)
+                z = out.read(min(CHUNK, mine[1] - lo_z))
+                out.seek(at_byte)
+                put(z)
         elif span is not None:  # unchanged since the earlier blob
-            z = old_blob[span[0]: span[1]]
+            for z in _read(old_blob, span[0], span[1]):
+                put(z)
         else:
             c = zlib.compressobj(level, zlib.DEFLATED, -15)
-            z = c.compress(piece) + c.flush(zlib.Z_SYNC_FLUSH)  # ends on a byte boundary, the stream not closed
+            for part in _shuffled(stored, starts, lo, hi):
+                put(c.compress(part))
+            put(c.flush(zlib.Z_SYNC_FLUSH))  # ends on a byte boundary, the stream not closed
         if key not in where:
-            where[key] = made_at = (at_byte, at_byte + len(z))
-            made[made_at] = z
-        out.append(z)
-        at_byte += len(z)
-    out.append(b"\x03\x00" + struct.pack(">I", adler & 0xFFFFFFFF))  # the last (empty) block, the stream's sum
-    body = b"".join(out)
-    crc = zlib.crc32(body) & 0xFFFFFFFF
-    blob = MAGIC + body + struct.pack("<I", crc)
+            where[key] = (start, at_byte)
+    put(b"\x03\x00" + struct.pack(">I", adler & 0xFFFFFFFF))  # the last (empty) block, the stream's sum
+    crc &= 0xFFFFFFFF
+    out.write(struct.pack("<I", crc))
+    size = at_byte + 4
     if pieces is not None:
-        pieces.append(Pieces(len(blob), crc, where))
-    return blob
+        pieces.append(Pieces(size, crc, where))
+    return size
 
 
-def head(blob: bytes) -> bytes:
+def head(blob: bytes | Blob) -> bytes:
     """The bytes of a blob up to the end of its JSON header: what tells one saved blob from another when the header
     holds an id of the save (a few hundred bytes where the blob may be megabytes); the whole blob when it is too
     damaged to say where its header ends."""
+    if isinstance(blob, Blob):  # written by dump_into: its header is whole
+        return blob.read(0, len(MAGIC) + 8 + struct.unpack("<I", blob.read(len(MAGIC) + 4, len(MAGIC) + 8))[0])
     blob = bytes(blob)
     start = len(MAGIC) + 8
     if len(blob) >= start + 4 and blob.startswith(MAGIC):

@@ -23,7 +23,7 @@ from hippo.base.config import SYNCHRONOUS
 from hippo.base.errors import Changed, ClosedError, CorruptData, HippoError, InvalidInput, NotFound, ReadOnlyError, \
     StoreBusy, StoreError
 from hippo.store import filecopy
-from hippo.store import common, wal
+from hippo.store import common, snapshot, wal
 from hippo.store.base import (
     CHANGE_KINDS,
     Change,
@@ -1261,23 +1261,54 @@ class SQLiteStore(Store):
                 if r[1] == namespace}
 
     # -- derived units (hierarchy snapshots) ----------------------------------------------------------------
-    def put_units(self, namespace: str, kind: str, payload: bytes) -> None:
+    def put_units(self, namespace: str, kind: str, payload: bytes | snapshot.Blob) -> None:
         with self.transaction("saving units") as db:
-            db.execute(
-                "INSERT INTO units(namespace, kind, payload) VALUES (?, ?, ?)"
-                " ON CONFLICT(namespace, kind) DO UPDATE SET payload = excluded.payload",
-                (namespace, kind, payload),
-            )
+            self._put_unit(db, namespace, kind, payload)
         self._release_free_pages()
+
+    @staticmethod
+    def _put_unit(db: sqlite3.Connection, namespace: str, kind: str, payload: bytes | snapshot.Blob) -> None:
+        """Insert or replace one blob; a :class:`snapshot.Blob` larger than a chunk is written into a row of its size
+        a chunk at a time (incremental blob I/O), in the caller's transaction: a failure between two chunks rolls
+        the row back with the rest."""
+        upsert = ("INSERT INTO units(namespace, kind, payload) VALUES (?, ?, {})"
+                  " ON CONFLICT(namespace, kind) DO UPDATE SET payload = excluded.payload")
+        if not isinstance(payload, snapshot.Blob) or len(payload) <= snapshot.CHUNK:
+            db.execute(upsert.format("?"), (namespace, kind, bytes(payload)))
+            return
+        db.execute(upsert.format("zeroblob(?)"), (namespace, kind, len(payload)))
+        rowid = db.execute("SELECT rowid FROM units WHERE namespace = ? AND kind = ?", (namespace, kind)).fetchone()[0]
+        with db.blobopen("units", "payload", rowid) as out:
+            for chunk in payload.chunks():
+                out.write(chunk)
 
     def get_units(self, namespace: str, kind: str) -> bytes | None:
         rows = self._query("SELECT payload FROM units WHERE namespace = ? AND kind = ?", (namespace, kind))
         return rows[0][0] if rows else None
 
+    def get_units_blob(self, namespace: str, kind: str) -> snapshot.Blob | None:
+        with self.reading():
+            rows = self._query("SELECT rowid, length(payload) FROM units WHERE namespace = ? AND kind = ?",
+                               (namespace, kind))
+            if not rows:
+                return None
+            rowid, size = rows[0]
+            blob = snapshot.Blob()
+            try:
+                with self._db.blobopen("units", "payload", rowid, readonly=True) as src:
+                    for _ in range(0, size, snapshot.CHUNK):
+                        blob.write(src.read(snapshot.CHUNK))
+            except BaseException as exc:
+                blob.close()
+                if isinstance(exc, sqlite3.Error):
+                    raise _translate(exc, "reading the store") from exc
+                raise
+            return blob
+
     def has_units(self, namespace: str, kind: str) -> bool:
         return bool(self._query("SELECT 1 FROM units WHERE namespace = ? AND kind = ?", (namespace, kind)))
 
-    def put_units_many(self, namespace: str, payloads: dict[str, bytes | None],
+    def put_units_many(self, namespace: str, payloads: dict[str, bytes | snapshot.Blob | None],
                        generation: int | None = None, version: int | None = None,
                        expect: dict[str, bytes | None] | None = None, stamp: str | None = None) -> bool:
         with self.transaction("saving units") as db:
@@ -1295,9 +1326,7 @@ class SQLiteStore(Store):
                 if payload is None:
                     db.execute("DELETE FROM units WHERE namespace = ? AND kind = ?", (namespace, kind))
                 else:
-                    db.execute("INSERT INTO units(namespace, kind, payload) VALUES (?, ?, ?)"
-                               " ON CONFLICT(namespace, kind) DO UPDATE SET payload = excluded.payload",
-                               (namespace, kind, payload))
+                    self._put_unit(db, namespace, kind, payload)
         self._release_free_pages()
         return True
 
