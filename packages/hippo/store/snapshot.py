@@ -8,6 +8,10 @@ values). Each array is byte-shuffled (all first bytes, then
 all second bytes...) before compression: columns of times, counters and constants then shrink several-fold.
 The deflated section is one zlib stream made of pieces deflated each alone (see :func:`dump`), so a rewrite copies the
 pieces whose bytes did not change; a blob deflated as a single stream (as written before) reads the same.
+:func:`dump_into` writes a blob to a file as it goes (the arrays read, shuffled, summed and deflated a slice at a time;
+the header comes first, since the decompressed offsets are known before anything is deflated): a :class:`Blob` holds
+it in a temporary file, and the stores write that to their table a chunk at a time, so saving a snapshot never holds
+a copy of it, nor of its arrays, in memory. The bytes are those :func:`dump` returns.
 Loading validates all of it; a bad blob raises :class:`hippo.base.errors.CorruptData` and the caller rebuilds the
 state from the messages.
 """
