@@ -83,7 +83,7 @@ def test_dump_holds_no_copy_of_the_arrays():
         blob.close()
 
 
-def test_a_blob_larger_than_a_chunk_is_stored_whole(store, small_chunks):
+def test_a_blob_larger_than_a_chunk_is_stored_whole(store, small_chunks, blob_io):
     first = snapshot.Blob.dump({"v": 1}, _arrays(4, 30_000), level=1)
     second = snapshot.Blob.dump({"v": 2}, _arrays(5, 20_000), level=1)
     try:
@@ -108,15 +108,15 @@ def test_a_blob_larger_than_a_chunk_is_stored_whole(store, small_chunks):
         second.close()
 
 
-def test_a_save_failing_at_any_chunk_leaves_the_snapshot_saved_before(store, small_chunks, monkeypatch):
+def test_a_save_failing_at_any_chunk_leaves_the_snapshot_saved_before(store, small_chunks, blob_io, monkeypatch):
     before = snapshot.dump({"v": 1}, _arrays(6, 5_000), level=1)
     blob = snapshot.Blob.dump({"v": 2}, _arrays(7, 10_000), level=1)
     store.put_units_many("a", {"x": before, "y": b"Y1"})
     chunks = -(-len(blob) // small_chunks)
-    real = snapshot.Blob.chunks
+    real, real_read = snapshot.Blob.chunks, snapshot.Blob.read
     try:
         assert chunks > 3
-        for fail_at in range(chunks + 1):  # before each chunk, and after the last one
+        for fail_at in range(chunks + 1 if blob_io else 1):  # before each chunk, and after the last one
             def failing(self, size=None, fail_at=fail_at):
                 for k, chunk in enumerate(real(self, size)):
                     if k == fail_at:
@@ -124,19 +124,45 @@ def test_a_save_failing_at_any_chunk_leaves_the_snapshot_saved_before(store, sma
                     yield chunk
                 raise hippo.StoreError(f"simulated failure at chunk {fail_at}")
 
+            def failing_read(self, lo, hi):  # the blob bound whole (Python 3.10)
+                raise hippo.StoreError("simulated failure reading the blob")
+
             monkeypatch.setattr(snapshot.Blob, "chunks", failing)
+            if not blob_io:
+                monkeypatch.setattr(snapshot.Blob, "read", failing_read)
             with pytest.raises(hippo.StoreError, match="simulated"):
                 store.put_units_many("a", {"y": b"Y2", "x": blob, "z": b"Z"})
             assert store.get_units("a", "x") == before, fail_at
             assert store.get_units("a", "y") == b"Y1" and store.get_units("a", "z") is None
         monkeypatch.setattr(snapshot.Blob, "chunks", real)
+        if not blob_io:
+            monkeypatch.setattr(snapshot.Blob, "read", real_read)
         assert store.put_units_many("a", {"y": b"Y2", "x": blob}) is True
         assert store.get_units("a", "x") == bytes(blob) and store.get_units("a", "y") == b"Y2"
     finally:
         blob.close()
 
 
+@pytest.fixture(params=["chunks", "whole"])
+def blob_io(request, store, monkeypatch) -> bool:
+    """Runs a SQLite test with incremental blob I/O and as on Python 3.10, whose sqlite3 has none (a blob bound
+    whole); runs a PostgreSQL test once."""
+    from hippo.store import sqlite
+
+    if request.param == "whole":
+        if not isinstance(store, sqlite.SQLiteStore):
+            pytest.skip("SQLite only")
+        monkeypatch.setattr(sqlite, "BLOB_IO", False)
+    elif isinstance(store, sqlite.SQLiteStore) and not sqlite.BLOB_IO:
+        pytest.skip("this Python's sqlite3 has no incremental blob I/O (3.11+)")
+    return request.param == "chunks"
+
+
 def test_a_store_writes_a_blob_without_holding_it(store):
+    from hippo.store import sqlite
+
+    if isinstance(store, sqlite.SQLiteStore) and not sqlite.BLOB_IO:
+        pytest.skip("this Python's sqlite3 has no incremental blob I/O (3.11+)")
     data = np.random.default_rng(8).integers(0, 256, 16 << 20, dtype=np.uint8).tobytes()  # does not deflate
     blob = snapshot.Blob()
     blob.file.write(data)

@@ -306,22 +306,22 @@ class Store(abc.ABC):
         return self.get_units(namespace, kind) is not None
 
     @abc.abstractmethod
-    def put_units_many(self, namespace: str, payloads: dict[str, bytes | None],
+    def put_units_many(self, namespace: str, payloads: dict[str, bytes | snapshot.Blob | None],
                        generation: int | None = None, version: int | None = None,
                        expect: dict[str, bytes | None] | None = None, stamp: str | None = None) -> bool:
-        """Store several snapshot blobs in one transaction (a None payload removes that kind), so derived state
-        saved together is read back together. A payload larger than :data:`hippo.store.snapshot.CHUNK` given as a
-        :class:`~hippo.store.snapshot.Blob` (a file) is written a chunk at a time, never held whole. With ``generation``, only while the namespace is still at that
-        generation (checked in the same transaction): blobs derived before a deletion, which may hold derived text of
-        the deleted messages, are not written. With ``version``, only while the namespace's latest change is still
-        that one (checked likewise): blobs derived before changes another handle made, which that handle may have
-        saved in newer blobs, replace nothing. With ``stamp`` too (the stamp of the fingerprint they were derived at,
-        where the store keeps stamps), only while that change is the one the namespace holds: after a data-only restore or a
-        failover the same counters can stand for another history, and blobs derived from the history before would be
-        written over the one restored. With ``expect`` (kind -> bytes or None), only while the blob stored
-        under each of those kinds still begins with those bytes (None: while none is stored), checked likewise and
-        serialized with the namespace's other checked writes: a handle that merged what another handle saved
-        replaces it only if nobody saved again in between. Returns whether they were written."""
+        """Store several snapshot blobs in one transaction (a None payload removes that kind), so derived state saved
+        together is read back together; a :class:`~hippo.store.snapshot.Blob` (a temporary file) larger than
+        :data:`~hippo.store.snapshot.CHUNK` is written a chunk at a time, never held whole. With ``generation``, only
+        while the namespace is still at that generation (checked in the same transaction): blobs derived before a
+        deletion, which may hold derived text of the deleted messages, are not written. With ``version``, only while the
+        namespace's latest change is still that one (checked likewise): blobs derived before changes another handle
+        made, which that handle may have saved in newer blobs, replace nothing. With ``stamp`` too (the stamp of the
+        fingerprint they were derived at, where the store keeps stamps), only while that change is the one the namespace
+        holds: after a data-only restore or a failover the same counters can stand for another history, and blobs
+        derived from the history before would be written over the one restored. With ``expect`` (kind -> bytes or None),
+        only while the blob stored under each of those kinds still begins with those bytes (None: while none is stored),
+        checked likewise and serialized with the namespace's other checked writes: a handle that merged what another
+        handle saved replaces it only if nobody saved again in between. Returns whether they were written."""
 
     @abc.abstractmethod
     def sizes(self) -> dict[str, int]:

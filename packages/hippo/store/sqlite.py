@@ -39,6 +39,10 @@ from hippo.store.common import bad_int as _bad_int
 from hippo.store.common import chunk_checksum, tail_checksum  # noqa: F401 - part of this module's API
 from hippo.text.tokenizer import token_bits
 
+#: Incremental blob I/O (``Connection.blobopen``, Python 3.11+): a large snapshot is written into its row and read back
+#: a chunk at a time. Python 3.10's sqlite3 has none; there the blob is bound whole, as one ``bytes``.
+BLOB_IO = hasattr(sqlite3.Connection, "blobopen")
+
 log = logging.getLogger("hippo.store")
 
 # 3: checksums over tail rows and over chunks (with the seq / n_tokens of the messages a chunk covers).
@@ -1273,7 +1277,7 @@ class SQLiteStore(Store):
         the row back with the rest."""
         upsert = ("INSERT INTO units(namespace, kind, payload) VALUES (?, ?, {})"
                   " ON CONFLICT(namespace, kind) DO UPDATE SET payload = excluded.payload")
-        if not isinstance(payload, snapshot.Blob) or len(payload) <= snapshot.CHUNK:
+        if not isinstance(payload, snapshot.Blob) or len(payload) <= snapshot.CHUNK or not BLOB_IO:
             db.execute(upsert.format("?"), (namespace, kind, bytes(payload)))
             return
         db.execute(upsert.format("zeroblob(?)"), (namespace, kind, len(payload)))
@@ -1287,6 +1291,8 @@ class SQLiteStore(Store):
         return rows[0][0] if rows else None
 
     def get_units_blob(self, namespace: str, kind: str) -> snapshot.Blob | None:
+        if not BLOB_IO:
+            return super().get_units_blob(namespace, kind)
         with self.reading():
             rows = self._query("SELECT rowid, length(payload) FROM units WHERE namespace = ? AND kind = ?",
                                (namespace, kind))
