@@ -214,3 +214,35 @@ def test_snapshots_written_in_chunks_restore_the_state(location, small_chunks):
         sizes = [len(store.get_units("default", k) or b"") for k in ("derived.index", "derived.life")]
         assert min(sizes) > 4 * small_chunks
         assert _answers(mem, questions) == live
+
+
+def test_a_full_temporary_directory_fails_the_save_not_the_call(tmp_path, monkeypatch, caplog):
+    """A save whose temporary file cannot be written logs a warning and leaves the snapshots saved before; the call
+    that saved (a consolidation, then close) returns, and the next open catches up from them."""
+    from hippo_bench.scale import SyntheticConversation
+
+    items = SyntheticConversation(5, n_nouns=400, n_people=30, n_places=20, n_speakers=6).generate(9_000).items
+    path = str(tmp_path / "memory.db")
+    with Memory(path) as mem:
+        mem.add_many(items[:200])
+    with Memory(path) as mem:
+        store = mem.engine.rt.store
+        saved = {k: store.get_units("default", k) for k in ("derived.index", "derived.life")}
+        assert all(saved.values())
+
+    class Full(io.BytesIO):
+        def write(self, data):
+            raise OSError(28, "No space left on device")
+
+    with Memory(path) as mem:
+        mem.add_many(items[200:])
+        monkeypatch.setattr(snapshot.tempfile, "SpooledTemporaryFile", lambda **kwargs: Full())
+        with caplog.at_level("WARNING", logger="hippo.engine"):
+            mem.consolidate("deep")
+            mem.close()
+    assert "temporary file" in caplog.text
+    monkeypatch.undo()
+    with Memory(path) as mem:
+        store = mem.engine.rt.store
+        assert {k: store.get_units("default", k) for k in saved} == saved
+        assert mem.count() == len(items)
