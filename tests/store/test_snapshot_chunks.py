@@ -175,6 +175,16 @@ def test_a_store_writes_a_blob_without_holding_it(store):
         tracemalloc.stop()
         blob.close()
     assert peak < 3 * snapshot.CHUNK < len(data) / 4
+    tracemalloc.start()
+    try:
+        copy = store.get_units_blob("a", "x")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    try:
+        assert peak < 4 * snapshot.CHUNK and len(copy) == len(data) and bytes(copy) == data  # a temporary file
+    finally:
+        copy.close()
     assert store.get_units("a", "x") == data
 
 

@@ -2051,6 +2051,27 @@ class PostgresStore(Store):
         rows = self._query("SELECT payload FROM {s}.units WHERE namespace = %s AND kind = %s", (namespace, kind))
         return bytes(rows[0][0]) if rows else None
 
+    def get_units_blob(self, namespace: str, kind: str) -> snapshot.Blob | None:
+        """Read a chunk at a time (``substring`` of the row, in one read-only transaction): a snapshot blob, already
+        deflated, is stored out of line and uncompressed, so each chunk reads only its own pages."""
+        where = " FROM {s}.units WHERE namespace = %s AND kind = %s"
+
+        def read() -> snapshot.Blob | None:
+            rows = self._query("SELECT length(payload)" + where, (namespace, kind))
+            if not rows:
+                return None
+            size, blob = rows[0][0], snapshot.Blob()
+            try:
+                for lo in range(0, size, snapshot.CHUNK):
+                    blob.write(bytes(self._query("SELECT substring(payload from %s for %s)" + where,
+                                                 (lo + 1, snapshot.CHUNK, namespace, kind))[0][0]))
+            except BaseException:
+                blob.close()
+                raise
+            return blob
+
+        return self.read_consistently(read)
+
     def has_units(self, namespace: str, kind: str) -> bool:
         return bool(self._query("SELECT 1 FROM {s}.units WHERE namespace = %s AND kind = %s", (namespace, kind)))
 
