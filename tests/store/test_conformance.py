@@ -455,6 +455,24 @@ def test_update_metadata(store) -> None:
     assert store.rows("a", [rows[1].id])[rows[1].id].metadata == rows[1].metadata
 
 
+def test_rows_mentioning_are_the_rows_whose_stored_metadata_holds_a_needle(store) -> None:
+    """Every row of the namespace whose metadata text holds one of the needles, in seq order, without tokens; a
+    needle in a nested value or a longer key is found too (the caller decides on the metadata), and other
+    namespaces' rows, case variants and rows without the text are not."""
+    metas = [{"bot": True}, {"Bot": True}, {"type": "tool_result"}, {"k": 1}, {"x": {"bot": False}},
+             {"robot": 1}, {"note": "the \"bot\" said ü"}, {}]
+    rows = store.append("a", [msg(f"m{k}", metadata=m) for k, m in enumerate(metas)])
+    store.seal("a", 1)
+    other = store.append("b", [msg("b0", metadata={"bot": True})])
+    found = store.rows_mentioning("a", ['"bot"', '"tool_result"'])
+    assert [r.id for r in found] == [rows[k].id for k in (0, 2, 4)]
+    assert [r.metadata for r in found] == [metas[k] for k in (0, 2, 4)]
+    assert all(r.tokens is None or len(r.tokens) == 0 for r in found)
+    assert [r.id for r in store.rows_mentioning("b", ['"bot"'])] == [other[0].id]
+    assert store.rows_mentioning("a", []) == [] and store.rows_mentioning("c", ['"bot"']) == []
+    assert [r.id for r in store.rows_mentioning("a", ["ü"])] == [rows[6].id]
+
+
 # -- namespaces ---------------------------------------------------------------------------------------------------
 def test_namespaces_never_leak_into_each_other(store) -> None:
     a, b = batch(5, tag="alpha"), batch(4, tag="beta")

@@ -46,7 +46,7 @@ from hippo.engine import persist
 from hippo.engine.lifecycle import Life
 from hippo.engine.profiles import ProfileIndex
 from hippo.engine.truth.state import Truth
-from hippo.index.coindex import ROLES, NamespaceIndex
+from hippo.index.coindex import PROGRAM_MARKS, ROLES, NamespaceIndex, written_by_programs
 from hippo.index.embedding import EmbeddingCodes, SimHasher, encode, line
 from hippo.native import DynamicWaveletMatrix
 from hippo.store import snapshot
@@ -650,14 +650,19 @@ class NamespaceState:
             rows = store.load(self.name, after_seq=covers.next_seq - 1, upto_seq=fp.next_seq - 1) \
                 if fp.next_seq > covers.next_seq else []
             updated = store.rows(self.name, [i for i in f.updated if i not in f.deleted])
-            return covers, meta, arrays, fp, f, tokens, rows, updated
+            # a span table saved before the messages written by programs were marked: the rows whose metadata may
+            # mark one are read (not the whole namespace, nor its tokens) and the column is filled from them
+            marked = None if "index.program" in arrays else store.rows_mentioning(self.name, PROGRAM_MARKS)
+            return covers, meta, arrays, fp, f, tokens, rows, updated, marked
 
         try:
             got = store.read_consistently(read)
             if got is None:
                 return False
-            covers, meta, arrays, fp, f, tokens, rows, updated = got
+            covers, meta, arrays, fp, f, tokens, rows, updated, marked = got
             ids = persist.split(arrays, "index")["ids"]
+            if marked is not None:
+                arrays = {**arrays, "index.program": written_by_programs(ids, marked)}
             keep = ~np.isin(ids, np.fromiter(f.deleted, dtype=np.int64, count=len(f.deleted)))
             self._prefetch_life()
             self._check_vocabulary(rows)
@@ -687,7 +692,9 @@ class NamespaceState:
             return False
         self.index = index
         self.truth = truth if truth is not None else Truth()
-        self._truth_unsaved = self._truth_unsaved or outdated
+        # saved again (once the annotations are complete): annotations read by other time rules, or a span table of
+        # an older form
+        self._truth_unsaved = self._truth_unsaved or outdated or marked is not None
         self.seen = fp
         self.saved[persist.INDEX] = covers.version
         if rows or updated or not self._eager_life:

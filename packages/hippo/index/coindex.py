@@ -102,6 +102,18 @@ def written_by_program(metadata: dict | None) -> bool:
     return md.get("bot") is True or md.get("type") == "tool_result"
 
 
+# Texts the stored metadata (JSON, as json.dumps writes it) of every message :func:`written_by_program` holds: a store
+# reads the rows holding one to fill the column of such messages of a span table saved before it was kept
+PROGRAM_MARKS = ('"bot"', '"tool_result"')
+
+
+def written_by_programs(ids: np.ndarray, rows: Iterable[MessageRow]) -> np.ndarray:
+    """The column of messages written by a program (:func:`written_by_program`) of the messages ``ids``: True for
+    those among ``rows`` (every row whose metadata may say so, :data:`PROGRAM_MARKS`) whose metadata says so."""
+    marked = [r.id for r in rows if written_by_program(r.metadata)]
+    return np.isin(np.asarray(ids, dtype=np.int64), np.asarray(marked, dtype=np.int64))
+
+
 def event_time(metadata: dict | None) -> float:
     """The caller's event time of a message (``metadata["event_time"]``, epoch seconds), or NaN (also for a value
     outside the years 2 to 9997)."""
@@ -670,7 +682,7 @@ class NamespaceIndex:
             arrays = {**arrays, "utc_offset": np.full(n, np.nan)}
         if "event_offset" not in arrays:  # written before event_time's offset was kept: the time is read on UTC's
             arrays = {**arrays, "event_offset": np.full(n, np.nan)}
-        if "program" not in arrays:  # written before the messages of programs were marked: the metadata says which
+        if "program" not in arrays:  # written before the messages of programs were marked: see written_by_programs
             raise ValueError("span table saved without the column of messages written by programs")
         if keep.size != n or any(arrays[c].shape != (n,) for c in cls._COLUMNS) or (lengths < 0).any():
             raise ValueError("span table columns disagree in length")

@@ -201,6 +201,13 @@ class Store(abc.ABC):
         """Every message row (without tokens) in seq order."""
 
     @abc.abstractmethod
+    def rows_mentioning(self, namespace: str, needles: Sequence[str]) -> list[MessageRow]:
+        """The message rows (without tokens) of ``namespace`` whose metadata, as the JSON text it is stored as,
+        holds one of ``needles`` (exact, case-sensitive substrings), in seq order: a first cut, read without decoding
+        the other rows, for a question about a few metadata keys or values, which the caller then asks of each
+        row's metadata (a needle may also stand in a nested value, or in a longer key)."""
+
+    @abc.abstractmethod
     def seal(self, namespace: str, min_tokens: int) -> int:
         """Move the unsealed tail into a chunk when it holds at least ``min_tokens``; merge chunks geometrically."""
 

@@ -1800,6 +1800,15 @@ class PostgresStore(Store):
                             (ids, namespace))
         return {r[0]: common.message_row(r) for r in found}
 
+    def rows_mentioning(self, namespace: str, needles: Sequence[str]) -> list[MessageRow]:
+        needles = [str(n) for n in needles]
+        if not needles:
+            return []
+        found = self._query(f"SELECT {self._row_cols} FROM {{s}}.messages m WHERE m.namespace = %s AND EXISTS"
+                            " (SELECT 1 FROM unnest(%s::text[]) AS n(needle) WHERE strpos(m.metadata, n.needle) > 0)"
+                            " ORDER BY m.seq", (namespace, needles))
+        return [common.message_row(r) for r in found]
+
     def scan(self, namespace: str) -> Iterator[MessageRow]:
         """Every message row of ``namespace`` in seq order, read :data:`SCAN_PAGE_ROWS` at a time through a cursor of
         one ``REPEATABLE READ READ ONLY`` transaction: the namespace as it was when the scan began, whatever other

@@ -937,6 +937,15 @@ class SQLiteStore(Store):
                                                          [int(i) for i in ids])
                 if r[1] == namespace}
 
+    def rows_mentioning(self, namespace: str, needles: Sequence[str]) -> list[MessageRow]:
+        needles = [str(n) for n in needles]
+        if not needles:
+            return []
+        held = " OR ".join("instr(metadata, ?) > 0" for _ in needles)
+        return [self._row(r) for r in self._query(
+            f"SELECT {self._row_cols} FROM messages WHERE namespace = ? AND ({held}) ORDER BY seq",
+            (namespace, *needles))]
+
     def scan(self, namespace: str) -> Iterator[MessageRow]:
         """Every message row of ``namespace`` in seq order, read :data:`SCAN_PAGE` rows at a time. A file store reads
         the pages on a connection of the scan's own inside one read transaction, so the rows are those of the scan's
