@@ -107,3 +107,30 @@ def test_a_store_an_older_version_saved_answers_as_one_stored_afresh_without_a_r
     with Memory(path) as mem:
         assert mem.engine.state().index.program.view.tolist() == [
             bool(m.get("metadata")) for m in msgs]
+
+
+def test_annotations_read_again_under_a_newer_time_rule_are_logged_with_their_progress(tmp_path, monkeypatch, caplog):
+    """An operator sees why the first open after an upgrade works on: the log names the rules and the messages to
+    annotate again, a closing handle how many of them are done, and the end of the work."""
+    from hippo.engine import state as state_mod
+
+    msgs = _messages(300)
+    path = str(tmp_path / "old.db")
+    monkeypatch.setattr(timeexpr, "RULE", timeexpr.RULE - 1)
+    with Memory(path) as mem:
+        mem.add_many(msgs)
+    monkeypatch.undo()
+    monkeypatch.setattr(state_mod, "SYNC_ROWS", 100)  # annotated in the background from 100 messages on
+    monkeypatch.setattr(state_mod, "_CHUNK", 10)
+    # the background annotation rests after its first ten messages until the handle closes
+    monkeypatch.setattr(state_mod._Warm, "breathe", lambda self, since: self.hurry.wait(60))
+    with caplog.at_level(logging.INFO, logger="hippo"):
+        with Memory(path) as mem:
+            mem.recall("what did I buy last Tuesday?")
+        said = [r.getMessage() for r in caplog.records if r.name.startswith("hippo")]
+    assert f"namespace 'default': its annotations were saved under time rule {timeexpr.RULE - 1}, this version " \
+           f"reads times by rule {timeexpr.RULE}: its 300 messages are annotated again in the background" in said
+    closing = [m for m in said if "finishing the rebuild of the annotations before closing" in m]
+    assert closing == ["namespace 'default': finishing the rebuild of the annotations before closing (10 of 300 "
+                       "messages done)"]
+    assert any(m.startswith("namespace 'default': annotated 300 messages in the background in ") for m in said)

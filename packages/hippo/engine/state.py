@@ -52,7 +52,7 @@ from hippo.native import DynamicWaveletMatrix
 from hippo.store import snapshot
 from hippo.store.base import Change, MessageRow, Store
 from hippo.store.base import NamespaceState as StoreFingerprint
-from hippo.text import tokenizer
+from hippo.text import timeexpr, tokenizer
 
 log = logging.getLogger("hippo.engine")
 
@@ -185,6 +185,7 @@ class _Warm(threading.Thread):
         self.hurry = threading.Event()  # set by a closing handle: no reads left to keep fast, no more rests
         self.follows = False  # a loaded lifecycle following appends it fell behind: calls needing it wait for it
         self.error: BaseException | None = None
+        self.progress: tuple[int, int] | None = None  # (rows done, rows in all) of a rebuild that counts them
 
     def breathe(self, since: float) -> None:
         """Rest as long as the work since ``since`` took (at most 0.2 s): a rebuild takes at most half of the
@@ -695,6 +696,10 @@ class NamespaceState:
         # saved again (once the annotations are complete): annotations read by other time rules, or a span table of
         # an older form
         self._truth_unsaved = self._truth_unsaved or outdated or marked is not None
+        if outdated:
+            log.info("namespace %r: its annotations were saved under time rule %s, this version reads times by rule "
+                     "%s: its %d messages are annotated again%s", self.name, meta["truth"].get("time_rule", 1),
+                     timeexpr.RULE, len(index), " in the background" if len(index) > SYNC_ROWS else "")
         self.seen = fp
         self.saved[persist.INDEX] = covers.version
         if rows or updated or not self._eager_life:
@@ -1549,8 +1554,10 @@ class NamespaceState:
                 ending = [w for k, w in self._warming.items() if k in _FINISH_AT_CLOSE]
                 self._closed = True  # what is running finishes; the save at close starts nothing new
             for w in ending:
-                log.info("namespace %r: finishing the rebuild of the %s before closing", self.name,
-                         _FINISH_AT_CLOSE[w.what])
+                done = w.progress
+                log.info("namespace %r: finishing the rebuild of the %s before closing%s", self.name,
+                         _FINISH_AT_CLOSE[w.what],
+                         "" if done is None else f" ({done[0]:,} of {done[1]:,} messages done)")
                 w.hurry.set()
             deadline = time.monotonic() + CLOSE_WAIT
             for w in ending:
@@ -1589,6 +1596,8 @@ class NamespaceState:
                 return
             layout = self.index.layout
             truth = self.truth.copy(self.index, self.truth.annotated)
+            first, began = truth.done, time.perf_counter()
+            warm.progress = (truth.done, len(self.index))
         while not warm.stop.is_set():
             t0 = time.perf_counter()
             with lock.read():
@@ -1598,6 +1607,7 @@ class NamespaceState:
                 if truth.done >= len(idx):
                     break
                 truth.sync(idx, upto=truth.done + _CHUNK)
+                warm.progress = (truth.done, len(idx))
             warm.breathe(t0)
         with lock.write():
             idx = self.index
@@ -1608,6 +1618,8 @@ class NamespaceState:
             self._truth_updates = []
             self.truth = truth
             self._truth_unsaved = True
+        log.info("namespace %r: annotated %d messages in the background in %.1f s", self.name, truth.done - first,
+                 time.perf_counter() - began)
 
     # -- speaker profiles -----------------------------------------------------------------------------------
     def profiles(self, complete: bool = False) -> ProfileIndex:
