@@ -7,6 +7,8 @@ from __future__ import annotations
 import logging
 import random
 
+import pytest
+
 from hippo import Memory
 from hippo.index import coindex
 from hippo.store.sqlite import SQLiteStore
@@ -107,6 +109,39 @@ def test_a_store_an_older_version_saved_answers_as_one_stored_afresh_without_a_r
     with Memory(path) as mem:
         assert mem.engine.state().index.program.view.tolist() == [
             bool(m.get("metadata")) for m in msgs]
+
+
+def _change(mem: Memory, ids: list[int], change: str) -> None:
+    if change == "marked":  # a person's message marked as a bot's afterwards, a bot's unmarked
+        mem.update(ids[10], metadata={"bot": True})
+        mem.update(ids[4], metadata={})
+    elif change == "deleted":
+        mem.delete([ids[4], ids[13]])
+    else:
+        mem.add("Deploy 0badc0de of api-gateway succeeded in 3m07s", role="user", speaker="deploybot",
+                metadata={"bot": True}, timestamp=T0 + 600 * 400)
+
+
+@pytest.mark.parametrize("change", ["marked", "deleted", "appended"])
+def test_what_changed_after_an_older_versions_snapshot_is_grouped_as_in_a_fresh_store(tmp_path, monkeypatch, change):
+    msgs = _messages(300)
+    path = str(tmp_path / "old.db")
+    _as_an_older_version_saved(monkeypatch)
+    with Memory(path) as mem:
+        ids = [it.id for it in mem.add_many(msgs)]
+        with mem.engine.rt.lock.write():
+            assert mem.engine.state().save_derived(force=True)
+        _change(mem, ids, change)
+    monkeypatch.undo()
+    with Memory(path) as mem, Memory(None) as fresh:
+        assert [it.id for it in fresh.add_many(msgs)] == ids
+        _change(fresh, ids, change)
+        mem.engine.state().wait_annotated()
+        idx, ref = mem.engine.state().index, fresh.engine.state().index
+        assert idx.program.view.tolist() == ref.program.view.tolist()
+        assert idx.near_keys.tolist() == ref.near_keys.tolist()
+        for q in QUESTIONS[:3]:
+            assert mem.recall(q, budget_tokens=400).text == fresh.recall(q, budget_tokens=400).text, q
 
 
 def test_annotations_read_again_under_a_newer_time_rule_are_logged_with_their_progress(tmp_path, monkeypatch, caplog):
