@@ -676,12 +676,15 @@ class NamespaceState:
                                                      persist.split(arrays, "index"), keep, int(snap_tokens.size),
                                                      ready.content, snap_tokens)
                 truth = None
-                # annotations saved under other time rules are computed again from the messages, and saved again
+                # annotations saved under another time rule: what the rule reads of the messages (their times and
+                # what holds them) is read again, and they are saved again; they stand in until then
                 outdated = meta.get("truth") is not None and not Truth.current(meta["truth"])
-                if meta.get("truth") is not None and not outdated:
+                if meta.get("truth") is not None:
                     truth = Truth.from_snapshot(meta["truth"], persist.split(arrays, "truth"), ids)
                     truth.created.a[: truth.done] = np.asarray(persist.split(arrays, "index")["created"],
                                                                dtype=np.float64)[: truth.done]
+                    if outdated:
+                        truth.untimed, truth.untimed_rule = truth.done, meta["truth"].get("time_rule", 1)
                     if not keep.all():
                         truth.remove_rows(keep, index)
             except BaseException:
@@ -698,8 +701,8 @@ class NamespaceState:
         self._truth_unsaved = self._truth_unsaved or outdated or marked is not None
         if outdated:
             log.info("namespace %r: its annotations were saved under time rule %s, this version reads times by rule "
-                     "%s: its %d messages are annotated again%s", self.name, meta["truth"].get("time_rule", 1),
-                     timeexpr.RULE, len(index), " in the background" if len(index) > SYNC_ROWS else "")
+                     "%s: the times of its %d messages are read again%s", self.name, meta["truth"].get("time_rule", 1),
+                     timeexpr.RULE, self.truth.untimed, " in the background" if self.truth.untimed > SYNC_ROWS else "")
         self.seen = fp
         self.saved[persist.INDEX] = covers.version
         if rows or updated or not self._eager_life:
@@ -707,11 +710,13 @@ class NamespaceState:
         else:  # a recall is waiting: the lifecycle loads while the Content DWM is still being built
             self._life = self._load_life(ready)
         ready()
+        if 0 < self.truth.untimed <= SYNC_ROWS:
+            self.truth.retime(index)  # a short history: its times read again here
         if rows:
             self._apply(rows)
         if updated:
             self._update(list(updated.values()))
-        if len(index) - self.truth.done > SYNC_ROWS:
+        if len(index) - self.truth.done > SYNC_ROWS or self.truth.untimed:
             self.truth.deferred = True
             self._warm_truth()
         return True
@@ -1596,23 +1601,27 @@ class NamespaceState:
                 return
             layout = self.index.layout
             truth = self.truth.copy(self.index, self.truth.annotated)
-            first, began = truth.done, time.perf_counter()
-            warm.progress = (truth.done, len(self.index))
+            first, began = truth.done - truth.untimed, time.perf_counter()
+            warm.progress = (first, len(self.index))
         while not warm.stop.is_set():
             t0 = time.perf_counter()
             with lock.read():
                 idx = self.index
                 if idx is None or idx.layout != layout:
                     return  # rows moved: the remover started a new rebuild
-                if truth.done >= len(idx):
+                if truth.untimed:  # annotated under another time rule: what the rule reads is read first
+                    truth.retime(idx, upto=truth.retimed + _CHUNK)
+                elif truth.done >= len(idx):
                     break
-                truth.sync(idx, upto=truth.done + _CHUNK)
-                warm.progress = (truth.done, len(idx))
+                else:
+                    truth.sync(idx, upto=truth.done + _CHUNK)
+                warm.progress = (truth.retimed if truth.untimed else truth.done, len(idx))
             warm.breathe(t0)
         with lock.write():
             idx = self.index
             if warm.stop.is_set() or idx is None or idx.layout != layout:
                 return
+            truth.retime(idx)
             truth.sync(idx)
             truth.update_rows(idx, [idx.row_of[i] for i in self._truth_updates if i in idx.row_of])
             self._truth_updates = []

@@ -170,6 +170,11 @@ class Truth:
         # rows below this one come from a snapshot written before ``has_span`` was kept: read when first asked
         self.spans_unread = 0
         self._spans: dict[int, bool] = {}              # such a row -> its text states a span of time
+        # rows below this one were annotated under another time rule (``untimed_rule``, that of the snapshot they
+        # were loaded from): what the rule reads of them is read again by :meth:`retime`, the rest is kept
+        self.untimed = 0
+        self.untimed_rule: int | None = None
+        self._retimed: list[np.ndarray] = []  # the fingerprint hashes of the rows read again so far, row by row
 
     def _facts_ready(self) -> None:
         make = self._pending_facts
@@ -389,7 +394,55 @@ class Truth:
         meta, arrays = self.to_snapshot(rows)
         ts = idx.ts.view[:rows]
         meta["latest"] = float(np.nanmax(ts)) if ts.size and not np.isnan(ts).all() else None
-        return Truth.from_snapshot(meta, arrays, idx)
+        t = Truth.from_snapshot(meta, arrays, idx)
+        t.untimed, t.untimed_rule = min(self.untimed, rows), self.untimed_rule
+        return t
+
+    @property
+    def retimed(self) -> int:
+        """How many of the rows below :attr:`untimed` :meth:`retime` has read."""
+        return len(self._retimed)
+
+    def retime(self, idx: NamespaceIndex, upto: int | None = None) -> None:
+        """Read again, by this version's time rule, what it reads of the rows below :attr:`untimed` (annotated under
+        another one), from where the last call stopped up to ``upto`` (all when None): their event times and time
+        expressions, their fingerprints (which hold the times' labels), event words and spans of time. Their
+        statements, links, salience and lengths are the rule's business no more than their texts are, and stay.
+        Once every such row is read, their fingerprints replace the old ones and every row's surprise is made again
+        in order (a fingerprint one of them no longer has may be new in a later row), as :meth:`sync` makes it."""
+        with self.lock:
+            start, n = len(self._retimed), self.untimed if upto is None else min(upto, self.untimed)
+            ts = idx.ts.a
+            for row, text in idx.texts(start, n) if start < n else ():
+                t = float(ts[row])
+                refs = self._time(idx, row, text, None if t != t else t)
+                self.has_time.a[row] = bool(refs)
+                fp = fingerprints.fingerprints(text, [r.label() for r in refs])
+                self._retimed.append(np.asarray(sorted(fingerprint_hash(f) for f in fp), dtype=np.uint64))
+                self.has_event.a[row] = any(f.startswith("e:") for f in fp)
+                self.has_span.a[row] = timeexpr.states_span(text)
+            if len(self._retimed) < self.untimed:
+                return
+            m, done = self.untimed, self.done
+            ends = self.fp_end.view[:done]
+            old_m = int(ends[m - 1]) if m else 0
+            rest = self.fp_hash.view[old_m: int(ends[-1]) if done else 0]
+            counts = np.concatenate([np.fromiter((h.size for h in self._retimed), dtype=np.int64, count=m),
+                                     np.diff(ends[m:], prepend=old_m)])
+            hashes = np.concatenate([*self._retimed, rest]).astype(np.uint64)
+            self.fp_hash = GrowArray(np.uint64, max(64, hashes.size))
+            self.fp_hash.extend(hashes)
+            self.fp_end.a[:done] = np.cumsum(counts)
+            # a fingerprint is new in a row where it is written before any earlier row wrote it (each time it
+            # stands there, as sync counts it)
+            rows = np.repeat(np.arange(done), counts)
+            _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+            new = np.bincount(rows[rows[first][inverse] == rows], minlength=done)
+            self.surprise.a[:done] = surprise_of(new, counts, self.text_len.view[:done],
+                                                 self.has_event.view[:done]).astype(np.float32)
+            self._seen = None
+            self.spans_unread, self._spans = 0, {}
+            self.untimed, self.untimed_rule, self._retimed = 0, None, []
 
     def _time(self, idx: NamespaceIndex, row: int, text: str, t: float | None) -> list:
         """Set the row's event time (caller's, else the text's first time expression, else the timestamp);
@@ -673,6 +726,8 @@ class Truth:
             self.fp_hash.extend(hashes)
             self.done = int(keep_done.sum())
             self.annotated = int(keep[: self.annotated].sum())
+            self.untimed = int(keep[: self.untimed].sum())
+            self._retimed = [h for h, k in zip(self._retimed, keep_done.tolist()) if k]
             first_gone = int(np.argmin(keep_done)) if not keep_done.all() else self.done
             # the rows that have a phrase or statements, looked up in the kept mask (not a map of every row)
             self.phrase = {int(new_row[r]): v for r, v in self.phrase.items() if r < done and keep_done[r]}
@@ -735,8 +790,9 @@ class Truth:
         arrays["phrase.row"] = np.asarray([r for r, _ in phrase], dtype=np.int64)
         arrays["phrase.text"] = np.asarray([strings(p) for _, p in phrase], dtype=np.int32)
         arrays.update(strings.arrays())
+        # rows annotated under another time rule are saved under that rule's number (read again at the next load)
         return {"done": done, "latest": self.latest, "spans_unread": min(self.spans_unread, done),
-                "time_rule": timeexpr.RULE}, arrays
+                "time_rule": self.untimed_rule if self.untimed else timeexpr.RULE}, arrays
 
     @staticmethod
     def current(meta: dict) -> bool:
