@@ -164,6 +164,32 @@ def test_what_changed_after_an_older_versions_snapshot_is_grouped_as_in_a_fresh_
             assert mem.recall(q, budget_tokens=400).text == fresh.recall(q, budget_tokens=400).text, q
 
 
+def test_a_deletion_while_the_times_are_read_again_leaves_the_annotations_of_a_fresh_store(tmp_path, monkeypatch):
+    from hippo.engine import state as state_mod
+
+    msgs = _messages(300)
+    path = str(tmp_path / "old.db")
+    _as_an_older_version_saved(monkeypatch)
+    with Memory(path) as mem:
+        ids = [it.id for it in mem.add_many(msgs)]
+    monkeypatch.undo()
+    monkeypatch.setattr(state_mod, "SYNC_ROWS", 100)
+    monkeypatch.setattr(state_mod, "_CHUNK", 32)
+    # the background work rests after each step until a caller hurries it
+    monkeypatch.setattr(state_mod._Warm, "breathe", lambda self, since: self.hurry.wait(60))
+    with Memory(path) as mem, Memory(None) as fresh:
+        fresh.add_many(msgs)
+        mem.recall("what did I buy last Tuesday?")  # opened: the saved annotations stand in
+        assert 0 < mem.engine.state().truth.untimed
+        mem.delete([ids[3], ids[150]])
+        fresh.delete([ids[3], ids[150]])
+        mem.engine.state().wait_annotated()
+        assert mem.engine.state().truth.untimed == 0
+        _same_annotations(mem, fresh)
+        for q in QUESTIONS[2:]:
+            assert mem.recall(q, budget_tokens=400).text == fresh.recall(q, budget_tokens=400).text, q
+
+
 def test_annotations_read_again_under_a_newer_time_rule_are_logged_with_their_progress(tmp_path, monkeypatch, caplog):
     """An operator sees why the first open after an upgrade works on: the log names the rules and the messages to
     annotate again, a closing handle how many of them are done, and the end of the work."""

@@ -174,7 +174,8 @@ class Truth:
         # were loaded from): what the rule reads of them is read again by :meth:`retime`, the rest is kept
         self.untimed = 0
         self.untimed_rule: int | None = None
-        self._retimed: list[np.ndarray] = []  # the fingerprint hashes of the rows read again so far, row by row
+        # the fingerprint hashes of the rows read again so far, one row after another, and how many each row has
+        self._retimed_fp, self._retimed_n = GrowArray(np.uint64), GrowArray(np.int64)
 
     def _facts_ready(self) -> None:
         make = self._pending_facts
@@ -401,7 +402,7 @@ class Truth:
     @property
     def retimed(self) -> int:
         """How many of the rows below :attr:`untimed` :meth:`retime` has read."""
-        return len(self._retimed)
+        return self._retimed_n.n
 
     def retime(self, idx: NamespaceIndex, upto: int | None = None) -> None:
         """Read again, by this version's time rule, what it reads of the rows below :attr:`untimed` (annotated under
@@ -411,25 +412,25 @@ class Truth:
         Once every such row is read, their fingerprints replace the old ones and every row's surprise is made again
         in order (a fingerprint one of them no longer has may be new in a later row), as :meth:`sync` makes it."""
         with self.lock:
-            start, n = len(self._retimed), self.untimed if upto is None else min(upto, self.untimed)
+            start, n = self._retimed_n.n, self.untimed if upto is None else min(upto, self.untimed)
             ts = idx.ts.a
             for row, text in idx.texts(start, n) if start < n else ():
                 t = float(ts[row])
                 refs = self._time(idx, row, text, None if t != t else t)
                 self.has_time.a[row] = bool(refs)
                 fp = fingerprints.fingerprints(text, [r.label() for r in refs])
-                self._retimed.append(np.asarray(sorted(fingerprint_hash(f) for f in fp), dtype=np.uint64))
+                self._retimed_fp.extend(np.asarray(sorted(fingerprint_hash(f) for f in fp), dtype=np.uint64))
+                self._retimed_n.extend(np.asarray([len(fp)], dtype=np.int64))
                 self.has_event.a[row] = any(f.startswith("e:") for f in fp)
                 self.has_span.a[row] = timeexpr.states_span(text)
-            if len(self._retimed) < self.untimed:
+            if self._retimed_n.n < self.untimed:
                 return
             m, done = self.untimed, self.done
             ends = self.fp_end.view[:done]
             old_m = int(ends[m - 1]) if m else 0
             rest = self.fp_hash.view[old_m: int(ends[-1]) if done else 0]
-            counts = np.concatenate([np.fromiter((h.size for h in self._retimed), dtype=np.int64, count=m),
-                                     np.diff(ends[m:], prepend=old_m)])
-            hashes = np.concatenate([*self._retimed, rest]).astype(np.uint64)
+            counts = np.concatenate([self._retimed_n.view, np.diff(ends[m:], prepend=old_m)])
+            hashes = np.concatenate([self._retimed_fp.view, rest]).astype(np.uint64)
             self.fp_hash = GrowArray(np.uint64, max(64, hashes.size))
             self.fp_hash.extend(hashes)
             self.fp_end.a[:done] = np.cumsum(counts)
@@ -442,7 +443,8 @@ class Truth:
                                                  self.has_event.view[:done]).astype(np.float32)
             self._seen = None
             self.spans_unread, self._spans = 0, {}
-            self.untimed, self.untimed_rule, self._retimed = 0, None, []
+            self.untimed, self.untimed_rule = 0, None
+            self._retimed_fp, self._retimed_n = GrowArray(np.uint64), GrowArray(np.int64)
 
     def _time(self, idx: NamespaceIndex, row: int, text: str, t: float | None) -> list:
         """Set the row's event time (caller's, else the text's first time expression, else the timestamp);
@@ -727,7 +729,7 @@ class Truth:
             self.done = int(keep_done.sum())
             self.annotated = int(keep[: self.annotated].sum())
             self.untimed = int(keep[: self.untimed].sum())
-            self._retimed = [h for h, k in zip(self._retimed, keep_done.tolist()) if k]
+            self._retimed_fp, self._retimed_n = GrowArray(np.uint64), GrowArray(np.int64)  # read again from the first
             first_gone = int(np.argmin(keep_done)) if not keep_done.all() else self.done
             # the rows that have a phrase or statements, looked up in the kept mask (not a map of every row)
             self.phrase = {int(new_row[r]): v for r, v in self.phrase.items() if r < done and keep_done[r]}
