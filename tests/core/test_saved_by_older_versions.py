@@ -210,7 +210,8 @@ def test_annotations_read_again_under_a_newer_time_rule_are_logged_with_their_pr
             mem.recall("what did I buy last Tuesday?")
         said = [r.getMessage() for r in caplog.records if r.name.startswith("hippo")]
     assert f"namespace 'default': its annotations were saved under time rule {timeexpr.RULE - 1}, this version " \
-           f"reads times by rule {timeexpr.RULE}: the times of its 300 messages are read again in the background" in said
+           f"reads times by rule {timeexpr.RULE}: the times of its 300 messages are read again in the background" \
+           in said
     closing = [m for m in said if "finishing the rebuild of the annotations before closing" in m]
     assert closing == ["namespace 'default': finishing the rebuild of the annotations before closing (10 of 300 "
                        "messages done)"]
