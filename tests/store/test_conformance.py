@@ -471,6 +471,10 @@ def test_rows_mentioning_are_the_rows_whose_stored_metadata_holds_a_needle(store
     assert [r.id for r in store.rows_mentioning("b", ['"bot"'])] == [other[0].id]
     assert store.rows_mentioning("a", []) == [] and store.rows_mentioning("c", ['"bot"']) == []
     assert [r.id for r in store.rows_mentioning("a", ["ü"])] == [rows[6].id]
+    # the default of a store that does not ask its database (every row read, its metadata written as JSON) agrees
+    for needles in (['"bot"', '"tool_result"'], ["ü"], []):
+        assert [r.id for r in Store.rows_mentioning(store, "a", needles)] == \
+            [r.id for r in store.rows_mentioning("a", needles)]
 
 
 # -- namespaces ---------------------------------------------------------------------------------------------------

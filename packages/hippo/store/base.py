@@ -18,6 +18,7 @@ cost of catching up depends on what changed, not on the size of the namespace.
 from __future__ import annotations
 
 import abc
+import json
 from dataclasses import dataclass, fields
 from typing import Any, Callable, ContextManager, Iterable, Sequence, TypeVar
 
@@ -200,12 +201,17 @@ class Store(abc.ABC):
     def scan(self, namespace: str) -> Iterable[MessageRow]:
         """Every message row (without tokens) in seq order."""
 
-    @abc.abstractmethod
     def rows_mentioning(self, namespace: str, needles: Sequence[str]) -> list[MessageRow]:
         """The message rows (without tokens) of ``namespace`` whose metadata, as the JSON text it is stored as,
         holds one of ``needles`` (exact, case-sensitive substrings), in seq order: a first cut, read without decoding
         the other rows, for a question about a few metadata keys or values, which the caller then asks of each
-        row's metadata (a needle may also stand in a nested value, or in a longer key)."""
+        row's metadata (a needle may also stand in a nested value, or in a longer key). The backends ask the
+        database; this default, for a store that does not, reads every row (:meth:`scan`) and tests its metadata
+        written as JSON (a superset of what the stored text would give for ASCII needles, which the caller's own
+        test then narrows)."""
+        wanted = [str(n) for n in needles]
+        return [r for r in self.scan(namespace)
+                if any(n in json.dumps(r.metadata, ensure_ascii=False, default=str) for n in wanted)]
 
     @abc.abstractmethod
     def seal(self, namespace: str, min_tokens: int) -> int:
