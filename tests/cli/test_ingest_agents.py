@@ -136,6 +136,34 @@ def test_an_item_saved_in_progress_and_again_completed_is_stored_once(tmp_path, 
     assert [m["text"] for m in stored(db)] == ["Hi.", "18 C and sunny; free 10-12."]
 
 
+def ingested_in_turn(tmp_path: Path, capsys, first: list, second: list) -> list[list[tuple]]:
+    """What the store holds (text, role, speaker, metadata) after each ingest of ``first``, ``second``, ``first``,
+    ``second`` as JSON documents, and then of the same in the other order into a new store."""
+    seen = []
+    for k, order in enumerate(((first, second), (second, first))):
+        db = tmp_path / f"s{k}.db"
+        for j, doc in enumerate(order * 2):
+            path = tmp_path / f"{k}-{j}.json"
+            path.write_text(json.dumps(doc), encoding="utf-8")
+            assert cli(capsys, "ingest", path, "--path", db).code == 0
+            seen.append([(m["text"], m["role"], m["speaker"], m["metadata"]) for m in stored(db)])
+    return seen
+
+
+def test_an_item_one_list_writes_with_more_fields_than_another_is_stored_once(tmp_path, capsys) -> None:
+    """A response's output item as the API returned it (``annotations``, ``logprobs``, ``status``) and as a later
+    request's input repeats it, built by hand with its id and words alone: another digest, the same message."""
+    answer = {"type": "message", "id": "msg_21", "role": "assistant", "status": "completed",
+              "content": [{"type": "output_text", "text": "Tuesday.", "annotations": [], "logprobs": []}]}
+    again = {"type": "message", "id": "msg_21", "role": "assistant",
+             "content": [{"type": "output_text", "text": "Tuesday."}]}
+    then = {"type": "message", "id": "msg_22", "role": "assistant",
+            "content": [{"type": "output_text", "text": "At ten."}]}
+    one = [("Tuesday.", "assistant", None, {})]
+    two = [*one, ("At ten.", "assistant", None, {})]
+    assert ingested_in_turn(tmp_path, capsys, [answer], [again, then]) == [one, two, two, two] + [two] * 4
+
+
 def test_a_response_object_gives_its_output_at_its_time(tmp_path, capsys) -> None:
     """A response saved whole (``response.model_dump_json()``), alone or a line of JSONL each, is its output items,
     at the response's ``created_at``."""
@@ -409,6 +437,20 @@ def test_a_langchain_message_of_the_same_id_replaced_keeps_none_of_the_earlier_t
         mem.update(mem.list()[0].id, metadata={**mem.list()[0].metadata, "starred": True})
     assert cli(capsys, "ingest", second, "--path", db).code == 0
     assert [(m["text"], m["metadata"]) for m in stored(db)] == [("It's noon.", {"starred": True})]
+
+
+def test_a_langchain_message_dumped_again_with_other_response_metadata_is_stored_once(tmp_path, capsys) -> None:
+    """The same AI message (its id, its words) dumped once as it streamed and once with the provider's
+    ``response_metadata`` filled in: another digest, no time to match it by; it is the stored message."""
+    human = {"type": "human", "data": {"content": "When?", "id": "run-1-h"}}
+    streamed = {"type": "ai", "data": {"content": "Tuesday.", "id": "run-1-a", "response_metadata": {}}}
+    done = {"type": "ai", "data": {"content": "Tuesday.", "id": "run-1-a",
+                                   "response_metadata": {"finish_reason": "stop", "model_name": "gpt-4o"},
+                                   "usage_metadata": {"input_tokens": 5, "output_tokens": 2, "total_tokens": 7}}}
+    more = {"type": "human", "data": {"content": "Thanks", "id": "run-2-h"}}
+    two = [("When?", "user", None, {}), ("Tuesday.", "assistant", None, {})]
+    three = [*two, ("Thanks", "user", None, {})]
+    assert ingested_in_turn(tmp_path, capsys, [human, streamed], [human, done, more]) == [two, three, three, three] + [three] * 4
 
 
 @pytest.mark.parametrize("bad, needles", [

@@ -28,7 +28,9 @@ millisecond and words) is also stored with its identity
 stored message of a record's identity that has neither a digest nor the words of any of the file's records of that
 identity is an earlier version of it, deleted in the transaction that stores the last of the file's records
 (:func:`_add`), so a chat exported again after an edit holds the edited message once, and never neither version. The
-new version is written with the metadata keys a user set on the earlier ones (:func:`_carried`). A record not marked
+new version is written with the metadata keys a user set on the earlier ones (:func:`_carried`). A stored message of
+a record's identity that says what the record says is that record, with or without a time, though their digests
+differ (a field the digest covers changed while the message did not): it counts as stored. A record not marked
 edited is older than a stored version of its identity that is (an older export ingested after a newer one): it counts
 as stored, replacing nothing.
 """
@@ -220,22 +222,29 @@ class _Held:
     def __init__(self) -> None:
         self.digests: Counter = Counter()
         self.keys: Counter = Counter()
+        self.same: Counter = Counter()  # (identity, digest of _key): stored with a record's identity, saying what it says
 
     def __bool__(self) -> bool:
-        return bool(self.digests) or bool(self.keys)
+        return bool(self.digests) or bool(self.keys) or bool(self.same)
 
     def take(self, view, source: Source, rec: Record) -> bool:
-        """Whether a stored message stands for ``rec``: its digest first, else what it says; that one is used up."""
+        """Whether a stored message stands for ``rec``: its digest first, else its identity and what it says, else
+        what it says; that one is used up."""
         digest = _source_digest(rec)
         if digest is not None and self.digests[digest] > 0:
             self.digests[digest] -= 1
             return True
-        if not self.keys:
+        if not self.keys and not self.same:
             return False
         key = _record_key(view.config, source, rec)
+        d = _digest(key)
+        if self.same:
+            ident = _source_ident(rec)
+            if ident is not None and self.same[ident, d] > 0:
+                self.same[ident, d] -= 1
+                return True
         if key[3] is None:
             return False
-        d = _digest(key)
         if self.keys[d] > 0:
             self.keys[d] -= 1
             return True
@@ -265,8 +274,9 @@ def _held(view, source: Source, g: _Group) -> _Held:
     if g.first is None and not mine:
         return held
     lo, hi = (None, None) if g.first is None else (round(g.first, 3), round(g.last, 3))
-    earlier: dict[str, list[tuple[int, bytes, bool]]] = {}  # identity -> stored versions the file does not have,
-                                                            # each with whether the export marked it edited
+    earlier: dict[str, list[tuple[int, bytes, bool, bool]]] = {}  # identity -> stored versions the file does not
+                                                                  # have, each with whether the export marked it
+                                                                  # edited and whether it is in ``held.keys``
     stored = view.engine.records()
     try:
         for r in stored:
@@ -275,20 +285,24 @@ def _held(view, source: Source, g: _Group) -> _Held:
                 held.digests[digest] += 1
                 continue
             ident = _stored_ident(r["metadata"])
-            if digest is not None and ident is not None and ident in idents:
-                earlier.setdefault(ident, []).append(
-                    (r["id"], _digest(_key(r["text"], r["speaker"], r["role"], r["timestamp"], r["session_id"],
-                                           r["metadata"])), _edited(r["metadata"])))
             ts = r["timestamp"]
-            if ts is not None and lo is not None and lo <= round(ts, 3) <= hi:
-                held.keys[_digest(_key(r["text"], r["speaker"], r["role"], ts, r["session_id"], r["metadata"]))] += 1
+            key = _digest(_key(r["text"], r["speaker"], r["role"], ts, r["session_id"], r["metadata"]))
+            timed = ts is not None and lo is not None and lo <= round(ts, 3) <= hi
+            if digest is not None and ident is not None and ident in idents:
+                earlier.setdefault(ident, []).append((r["id"], key, _edited(r["metadata"]), timed))
+            if timed:
+                held.keys[key] += 1
     finally:
         stored.close()
     del mine, idents
     if earlier:
-        g.outdated, older = _outdated(view, source, g, earlier)
+        g.outdated, older, same = _outdated(view, source, g, earlier)
         for digest in older:  # a version before the one stored: held as that one
             held.digests[digest] += 1
+        for ident, key, timed in same:  # held by its identity and what it says, whatever its time
+            held.same[ident, key] += 1
+            if timed:
+                held.keys[key] -= 1
     if g.start and held:
         records = g.each()
         try:
@@ -298,7 +312,7 @@ def _held(view, source: Source, g: _Group) -> _Held:
                 held.take(view, source, rec)
         finally:
             records.close()
-    held.digests, held.keys = +held.digests, +held.keys
+    held.digests, held.keys, held.same = +held.digests, +held.keys, +held.same
     return held
 
 
@@ -307,14 +321,17 @@ def _edited(metadata: Any) -> bool:
     return isinstance(metadata, dict) and metadata.get("edited") is True
 
 
-def _outdated(view, source: Source, g: _Group, earlier: dict[str, list[tuple[int, bytes, bool]]]
-              ) -> tuple[tuple[int, ...], list[str]]:
+def _outdated(view, source: Source, g: _Group, earlier: dict[str, list[tuple[int, bytes, bool, bool]]]
+              ) -> tuple[tuple[int, ...], list[str], list[tuple[str, bytes, bool]]]:
     """The ids of the stored messages that a record of the file stands for in a later version (an edit): stored with
     a record's identity, but neither its digest nor what it says. A stored message that says what one of the file's
-    records of its identity says is that record (read by a version of hippo that took another digest), not an
-    earlier version of it. And the digests of the records that
+    records of its identity says is that record, not an earlier version of it: a field the digest covers changed
+    while the message did not (a status, a count, a field one export writes and another leaves out), or a version
+    of hippo took another digest. And the digests of the records that
     are an earlier version of a stored message: none of their identity's records is marked edited while a stored
-    version is (an edit cannot be undone: the export of an older copy of the chat), which stay as they are."""
+    version is (an edit cannot be undone: the export of an older copy of the chat), which stay as they are. And
+    those stored messages that are a record (identity, digest of :func:`_key`, whether in ``_Held.keys``), held as
+    it whether or not they have a time."""
     says: dict[str, set[bytes]] = {}
     edited: set[str] = set()  # identities of which the file has an edited version
     digests: dict[str, list[str]] = {}
@@ -332,10 +349,12 @@ def _outdated(view, source: Source, g: _Group, earlier: dict[str, list[tuple[int
     finally:
         records.close()
     newer = {ident for ident, versions in earlier.items()
-             if ident not in edited and any(marked for _, _, marked in versions)}
+             if ident not in edited and any(marked for _, _, marked, _ in versions)}
     return (tuple(sorted(id_ for ident, versions in earlier.items() if ident not in newer
-                         for id_, key, _ in versions if key not in says.get(ident, ()))),
-            [digest for ident in newer for digest in digests.get(ident, ())])
+                         for id_, key, _, _ in versions if key not in says.get(ident, ()))),
+            [digest for ident in newer for digest in digests.get(ident, ())],
+            [(ident, key, timed) for ident, versions in earlier.items() if ident not in newer
+             for _, key, _, timed in versions if key in says.get(ident, ())])
 
 
 def _kept(view, g: _Group) -> list[dict[str, Any]]:
