@@ -164,6 +164,36 @@ def test_an_item_one_list_writes_with_more_fields_than_another_is_stored_once(tm
     assert ingested_in_turn(tmp_path, capsys, [answer], [again, then]) == [one, two, two, two] + [two] * 4
 
 
+def ingested_files_in_turn(tmp_path: Path, capsys, first: Path, second: Path) -> list[list[tuple]]:
+    """What the store holds (text, role) after each ingest of ``first``, ``second``, ``first``, ``second``, and then
+    of the same in the other order into a new store."""
+    seen = []
+    for k, order in enumerate(((first, second), (second, first))):
+        db = tmp_path / f"turns{k}.db"
+        for path in order * 2:
+            assert cli(capsys, "ingest", path, "--path", db).code == 0
+            seen.append([(m["text"], m["role"]) for m in stored(db)])
+    return seen
+
+
+def test_a_function_call_written_again_without_its_id_is_stored_once(tmp_path, capsys) -> None:
+    """A function call as a response gave it (``id`` and ``call_id``) and as an input built by hand writes it again
+    (its ``call_id`` alone, which its output answers) is one call."""
+    call = {"type": "function_call", "id": "fc_51", "call_id": "call_51", "name": "lookup",
+            "arguments": '{"q":"dentist"}', "status": "completed"}
+    output = {"type": "function_call_output", "call_id": "call_51", "output": "Tuesday 10:00"}
+    first = tmp_path / "a.json"
+    first.write_text(json.dumps([call, output]), encoding="utf-8")
+    second = tmp_path / "b.json"
+    second.write_text(json.dumps([{k: v for k, v in call.items() if k not in ("id", "status")}, output,
+                                  {"type": "message", "id": "msg_51", "role": "assistant",
+                                   "content": [{"type": "output_text", "text": "Tuesday at ten."}]}]),
+                      encoding="utf-8")
+    one = [('[tool call lookup({"q":"dentist"})]', "assistant"), ("Tuesday 10:00", "tool")]
+    two = [*one, ("Tuesday at ten.", "assistant")]
+    assert ingested_files_in_turn(tmp_path, capsys, first, second) == [one, two, two, two] + [two] * 4
+
+
 def test_a_response_object_gives_its_output_at_its_time(tmp_path, capsys) -> None:
     """A response saved whole (``response.model_dump_json()``), alone or a line of JSONL each, is its output items,
     at the response's ``created_at``."""

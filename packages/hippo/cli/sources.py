@@ -1687,7 +1687,7 @@ def responses_records(obj: Any, path: Path, line: int | None = None,
     if when is not None:
         for it in items:
             it["timestamp"] = when
-    name = item_id or call_id
+    name = _responses_name(obj)
     records = []
     for k, it in enumerate(items):
         ident = None if name is None else source_id(RESPONSES, {"id": name, "type": kind, "part": k})
@@ -1696,6 +1696,15 @@ def responses_records(obj: Any, path: Path, line: int | None = None,
             RESPONSES, {"item": {key: v for key, v in obj.items() if key != "status"}, "part": k})
         records.append(Record(it, path, line, digest=digest, ident=ident))
     return records
+
+
+def _responses_name(obj: dict[str, Any]) -> str | None:
+    """What names a Responses API item: a call of a function or a custom tool its ``call_id`` (which an input built
+    by hand writes without the call's ``id``, and its output answers), another item its ``id`` (else a
+    ``call_id``); None for an item without either (a message a request's caller wrote)."""
+    ids = [obj.get(key) for key in (("call_id", "id") if obj.get("type") in ("function_call", "custom_tool_call")
+                                    else ("id", "call_id"))]
+    return next((v for v in ids if isinstance(v, str) and v), None)
 
 
 def _responses_document(doc: Any) -> list[Record] | None:
