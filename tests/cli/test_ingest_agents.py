@@ -98,9 +98,12 @@ def test_responses_api_items_as_a_list_and_as_jsonl(tmp_path, capsys) -> None:
         got = stored(db)
         assert [(m["text"], m["role"], m["metadata"]) for m in got] == RESPONSES_EXPECTED
         assert {(m["speaker"], m["timestamp"], m["session_id"]) for m in got} == {(None, None, None)}
-        # the items with an id (or a call id) have their identity, each its own; those without have none
+        # the items with an id (or a call id) have their identity, each its own; those without have none, and a
+        # digest of their place (before the first item with an id)
         idents = [i for i, _ in ids(db)]
         assert idents[:2] == [None, None] and None not in idents[2:] and len(set(idents[2:])) == 8
+        digests = [d for _, d in ids(db)]
+        assert None not in digests and len(set(digests)) == 10
 
 
 def test_responses_api_items_read_again_are_stored_once(tmp_path, capsys) -> None:
@@ -174,6 +177,60 @@ def ingested_files_in_turn(tmp_path: Path, capsys, first: Path, second: Path) ->
             assert cli(capsys, "ingest", path, "--path", db).code == 0
             seen.append([(m["text"], m["role"]) for m in stored(db)])
     return seen
+
+
+# A conversation kept without previous_response_id: each request's input is the one before with the response's
+# output and the caller's next message appended. The caller's messages and the developer's instructions have no id.
+TURN_1 = [{"role": "developer", "content": "Be brief."}, {"role": "user", "content": "When is the dentist?"},
+          {"type": "reasoning", "id": "rs_31", "summary": []},
+          {"type": "message", "id": "msg_31", "role": "assistant", "status": "completed",
+           "content": [{"type": "output_text", "text": "Tuesday.", "annotations": []}]},
+          {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "At what time?"}]}]
+TURN_2 = [*TURN_1, {"type": "message", "id": "msg_32", "role": "assistant", "status": "completed",
+                    "content": [{"type": "output_text", "text": "At ten.", "annotations": []}]},
+          {"role": "user", "content": "Thanks"}]
+
+
+@pytest.mark.parametrize("write", [
+    lambda path, items: path.with_suffix(".json").write_text(json.dumps(items), encoding="utf-8"),
+    lambda path, items: jsonl(path.with_suffix(".jsonl"), items)], ids=["list", "jsonl"])
+def test_a_longer_list_stores_the_items_without_an_id_it_repeats_once(tmp_path, capsys, write) -> None:
+    """The messages a request's caller wrote have no id, and every later request's input repeats them: each
+    re-import of a longer list stored them again. Such an item is named by its place, after the item with an id
+    before it (or before the first one), which the API named once for all."""
+    write(tmp_path / "turn1", TURN_1)
+    write(tmp_path / "turn2", TURN_2)
+    first, second = sorted(p for p in tmp_path.iterdir() if p.stem.startswith("turn"))
+    one = [("Be brief.", "system"), ("When is the dentist?", "user"), ("Tuesday.", "assistant"),
+           ("At what time?", "user")]
+    two = [*one, ("At ten.", "assistant"), ("Thanks", "user")]
+    assert ingested_files_in_turn(tmp_path, capsys, first, second) == [one, two, two, two] + [two] * 4
+
+
+def test_a_jsonl_opening_too_long_to_hold_is_read_in_order(tmp_path, capsys, monkeypatch) -> None:
+    """A JSONL file is read as a stream: the items before its first one with an id are held back only up to a
+    bound; past it they are given in their order, without a place."""
+    monkeypatch.setattr("hippo.cli.sources._RESPONSES_OPENING", 2)
+    f = jsonl(tmp_path / "long.jsonl", [{"role": "user", "content": w} for w in ("a", "b", "c")] + TURN_1[3:4])
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert [m["text"] for m in stored(db)] == ["a", "b", "c", "Tuesday."]
+    assert [d is None for _, d in ids(db)] == [True, True, True, False]
+
+
+def test_the_same_opening_of_two_conversations_is_stored_for_each(tmp_path, capsys) -> None:
+    """Two conversations that open with the same instructions and question are two: the answer that follows each
+    (of an id of its own) tells their openings apart."""
+    first = tmp_path / "a.json"
+    first.write_text(json.dumps(TURN_1[:4]), encoding="utf-8")
+    other = [*TURN_1[:2], {"type": "message", "id": "msg_41", "role": "assistant",
+                           "content": [{"type": "output_text", "text": "Friday."}]}]
+    second = tmp_path / "b.json"
+    second.write_text(json.dumps(other), encoding="utf-8")
+    one = [("Be brief.", "system"), ("When is the dentist?", "user"), ("Tuesday.", "assistant")]
+    two = [*one, ("Be brief.", "system"), ("When is the dentist?", "user"), ("Friday.", "assistant")]
+    owt = [*two[3:], *one]
+    assert ingested_files_in_turn(tmp_path, capsys, first, second) == [one, two, two, two, two[3:], owt, owt, owt]
 
 
 def test_a_function_call_written_again_without_its_id_is_stored_once(tmp_path, capsys) -> None:

@@ -876,6 +876,7 @@ def _jsonl_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator[
     export = False
     first = True
     n = 0
+    places = _ResponsesPlaces()  # Responses API items, one a line: the places of those without a name
     for lineno, line in _nonblank(lines()):
         if first:
             first = False
@@ -893,6 +894,7 @@ def _jsonl_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator[
         if not isinstance(obj, dict):
             raise InvalidInput(f"{file}:{lineno}: expected a JSON object per line, got {_kind(obj)}")
         traced: list[Record] | None = None
+        openai = False
         try:
             if export:
                 item = {k2: obj.get(k2) for k2 in EXPORT_FIELDS if k2 in obj}
@@ -906,6 +908,7 @@ def _jsonl_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator[
                     _check_depth(rec.item, ())
             elif "text" not in obj and "content" in obj:
                 item = openai_item(obj, ())
+                openai = True
             else:
                 item = dict(obj)
             if traced is None:
@@ -914,10 +917,24 @@ def _jsonl_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator[
             raise InvalidInput(f"{file}:{lineno}: {exc.message}") from None
         if traced is not None:
             n += len(traced)
-            yield from traced
+            if obj.get("object") == "response":  # a response saved whole: its items, all named by the API
+                for it in obj["output"]:
+                    if responses_item(it) and it.get("type") not in _RESPONSES_SILENT:
+                        yield from places.name(_responses_name(it))
+                yield from traced
+            elif responses_item(obj):
+                yield from places.feed(obj, traced)
+            else:  # a LangChain or LlamaIndex message: no list of items opens before it
+                yield from places.end()
+                yield from traced
             continue
         n += 1
+        if openai:  # an OpenAI-style message: a Responses API message may leave out its type
+            yield from places.feed(obj, [Record(item, (), lineno)])
+            continue
+        yield from places.end()
         yield Record(item, (), lineno)
+    yield from places.end()
     if not n:
         raise InvalidInput(f"{file}: no messages after the export header" if export else f"{file}: no messages")
 
@@ -1707,6 +1724,64 @@ def _responses_name(obj: dict[str, Any]) -> str | None:
     return next((v for v in ids if isinstance(v, str) and v), None)
 
 
+# How many items without a name a list may open with, before its first named item, that are held back (JSONL is
+# read as a stream) to be named by it; those of a longer opening are stored as items without a name are
+_RESPONSES_OPENING = 1000
+
+
+class _ResponsesPlaces:
+    """Gives the records of the Responses API items without a name (:func:`_responses_name`: the messages a request's
+    caller wrote, a developer's instructions) a digest of the item and its place: after the nearest named item
+    before it (its name and how many items on), or, for the items a list opens with, before its first named item.
+    A later request's input repeats the earlier items in their places, while the ids of a response's items are
+    the API's own, so the same item in a longer list has the same digest, and the same words in another
+    conversation another. An item of a list without a named item has none (stored each time, as a message of a
+    JSONL file is). :meth:`feed` takes each item with its records, in the list's order, and gives the records
+    back once their digests are known; :meth:`end` the ones still held back."""
+
+    def __init__(self) -> None:
+        self.after: str | None = None
+        self.since = 0
+        self.opening: list[tuple[dict[str, Any], list[Record]]] | None = []
+
+    @staticmethod
+    def _placed(obj: dict[str, Any], records: list[Record], place: dict[str, Any]) -> list[Record]:
+        item = {key: v for key, v in obj.items() if key != "status"}
+        for k, rec in enumerate(records):
+            rec.digest = source_digest(RESPONSES, {"item": item, "part": k, **place})
+        return records
+
+    def feed(self, obj: Any, records: list[Record]) -> list[Record]:
+        if not records:  # an item left out
+            return records
+        name = _responses_name(obj)
+        if name is not None:
+            return self.name(name) + records
+        if self.after is not None:
+            self.since += 1
+            return self._placed(obj, records, {"after": self.after, "k": self.since})
+        if self.opening is None:  # an opening too long to hold
+            return records
+        self.opening.append((obj, records))
+        if len(self.opening) > _RESPONSES_OPENING:
+            return self.end()
+        return []
+
+    def name(self, name: str | None) -> list[Record]:
+        """A named item comes next (or an item the API wrote without an id, ``name`` None, which places nothing):
+        the records held back, placed before it."""
+        if name is None:
+            return []
+        held, self.opening = self.opening or [], None
+        self.after, self.since = name, 0
+        return [rec for j, (o, recs) in enumerate(held)
+                for rec in self._placed(o, recs, {"before": name, "k": len(held) - j})]
+
+    def end(self) -> list[Record]:
+        held, self.opening = self.opening or [], None
+        return [rec for _, recs in held for rec in recs]
+
+
 def _responses_document(doc: Any) -> list[Record] | None:
     """A document of Responses API items: a list of them (a request's ``input``, a response's ``output``), or a
     response itself (``{"object": "response", "created_at", "output": [...]}``, its items at its time); None for
@@ -1726,7 +1801,9 @@ def _responses_document(doc: Any) -> list[Record] | None:
                               "created_at") from None
         return [rec for k, obj in enumerate(items) for rec in responses_records(obj, ("output", k), when=when)]
     if isinstance(doc, list) and any(responses_item(obj) for obj in doc):
-        return [rec for k, obj in enumerate(doc) for rec in responses_records(obj, (k,))]
+        places = _ResponsesPlaces()
+        got = [rec for k, obj in enumerate(doc) for rec in places.feed(obj, responses_records(obj, (k,)))]
+        return got + places.end()
     return None
 
 
