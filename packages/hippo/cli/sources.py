@@ -16,7 +16,8 @@ Formats, told apart by their content (never by the file name):
   "user" | "assistant" | "summary" | ..., "message", "uuid", "sessionId", "timestamp", ...}`` a line); LangChain
   messages as ``messages_to_dict`` or ``dumpd`` writes them; LlamaIndex's ``ChatMessage.model_dump()`` (``{"role",
   "blocks"}``). Tool calls and outputs are read as the OpenAI-style messages' are; an item or line with an id of its
-  own is stored with its identity (:func:`source_id`), so a history that repeats it stores it once.
+  own is stored with its identity (:func:`source_id`), so a history that repeats it stores it once; a Responses
+  item without one with a digest of its place among those with one (:class:`_ResponsesPlaces`).
 * **BEAM** ``chat.json``: a list of batches ``{batch_number, time_anchor, turns: [[{role, id, content,
   time_anchor?}, ...], ...]}``, stored as the BEAM evidence measure defines it (``speaker`` = role, timestamp =
   the latest time anchor so far, ``session_id = "batch-<n>"``, ``metadata = {"chat_id": id}``).
