@@ -3241,3 +3241,81 @@ def test_an_undo_that_fails_leaves_every_namespace_as_the_run_wrote_it(tmp_path,
     run = cli(capsys, "ingest", f, "--path", db, "--split")
     assert run.code == 0, run.err
     assert texts() == after
+
+
+def _formatted_chat(name: str, chat_id: int, bold: bool, more: bool = False) -> dict:
+    """A Telegram chat whose first message is, with ``bold``, edited to set its words in bold: the same words, and
+    the export writes them as entities and marks the message edited."""
+    first = {"id": 1, "type": "message", "date": "2024-03-12T09:00:00", "date_unixtime": "1710234000", "from": name,
+             "from_id": f"user{chat_id}", "text": [{"type": "bold", "text": "at 7"}] if bold else "at 7"}
+    if bold:
+        first.update(edited="2024-03-12T09:30:00", edited_unixtime="1710235800")
+    msgs = [first, {"id": 2, "type": "message", "date": "2024-03-12T09:01:00", "date_unixtime": "1710234060",
+                    "from": "Me", "from_id": "user0", "text": "ok"}]
+    if more:
+        msgs.append({"id": 3, "type": "message", "date": "2024-03-12T09:40:00", "date_unixtime": "1710236400",
+                     "from": "Me", "from_id": "user0", "text": "see you"})
+    return {"name": name, "type": "personal_chat", "id": chat_id, "messages": msgs}
+
+
+def test_a_message_edited_without_changing_its_words_takes_the_files_metadata_in_place(tmp_path, capsys) -> None:
+    """A Telegram message edited to set its words in bold has another digest and is marked edited, its words the
+    same: it was deleted and stored again at the end of the namespace, a new id, what a user had set on it carried
+    but its strength lost. It is the stored message: its metadata becomes the file's (a user's keys kept), its id
+    and place the same. An older export (not marked edited) ingested after it changes nothing."""
+    plain, bold = tmp_path / "plain.json", tmp_path / "bold.json"
+    plain.write_text(json.dumps(_formatted_chat("Ann", 1, False)), encoding="utf-8")
+    bold.write_text(json.dumps(_formatted_chat("Ann", 1, True, more=True)), encoding="utf-8")
+
+    def held(db: Path) -> list[tuple]:
+        with hippo.Memory(db) as mem:
+            return [(m.id, m.text, {k: v for k, v in m.metadata.items() if k not in ("source_digest", "source_id")})
+                    for m in mem.list()]
+
+    unedited = (1, "at 7", {"telegram_id": 1, "from_id": "user1", "tag": "plans"})
+    edited = (1, "at 7", {"telegram_id": 1, "from_id": "user1", "tag": "plans", "edited": True})
+    ok = (2, "ok", {"telegram_id": 2, "from_id": "user0"})
+    later = (3, "see you", {"telegram_id": 3, "from_id": "user0"})
+    for order, expected in (((plain, bold), [[unedited, ok]] + [[edited, ok, later]] * 3),
+                            ((bold, plain), [[edited, ok, later]] * 4)):
+        db = tmp_path / f"{order[0].stem}.db"
+        seen = []
+        for f in order * 2:
+            assert cli(capsys, "ingest", f, "--path", db).code == 0
+            if len(seen) == 0:
+                with hippo.Memory(db) as mem:
+                    mem.update(1, metadata={**mem.get(1).metadata, "tag": "plans"})
+            seen.append(held(db))
+        assert seen == expected, order
+
+
+def test_metadata_written_in_place_is_put_back_when_the_run_fails(tmp_path, capsys, monkeypatch) -> None:
+    """With --split, the first chat's message takes the file's metadata in place; a failure storing the second
+    chat's undoes the run: that message's metadata is as it was before, and running the command again completes it."""
+    import hippo.cli.ingest as ingest
+
+    def account(bold: bool) -> dict:
+        return {"chats": {"list": [_formatted_chat("Ann", 1, bold), _formatted_chat("Bo", 2, False, more=bold)]}}
+
+    f = tmp_path / "result.json"
+    db = tmp_path / "s.db"
+    f.write_text(json.dumps(account(False)), encoding="utf-8")
+    assert cli(capsys, "ingest", f, "--path", db, "--split").code == 0
+    before = {ns: stored(db, ns, digests=True) for ns in ("default.Ann", "default.Bo")}
+    f.write_text(json.dumps(account(True)), encoding="utf-8")
+    real = ingest._add
+
+    def failing(w, items, g, kept):
+        if g.namespace == "default.Bo":
+            raise StoreError("disk full")
+        return real(w, items, g, kept)
+
+    monkeypatch.setattr(ingest, "_add", failing)
+    run = cli(capsys, "ingest", f, "--path", db, "--split")
+    assert run.code != 0 and "disk full" in run.err, run.err
+    assert {ns: stored(db, ns, digests=True) for ns in before} == before
+    monkeypatch.setattr(ingest, "_add", real)
+    assert cli(capsys, "ingest", f, "--path", db, "--split").code == 0
+    with hippo.Memory(db, namespace="default.Ann") as mem:
+        assert [(m.id, m.text, m.metadata.get("edited")) for m in mem.list()] == [(1, "at 7", True), (2, "ok", None)]
+    assert [m["text"] for m in stored(db, "default.Bo")] == ["at 7", "ok", "see you"]

@@ -30,7 +30,9 @@ identity is an earlier version of it, deleted in the transaction that stores the
 (:func:`_add`), so a chat exported again after an edit holds the edited message once, and never neither version. The
 new version is written with the metadata keys a user set on the earlier ones (:func:`_carried`). A stored message of
 a record's identity that says what the record says is that record, with or without a time, though their digests
-differ (a field the digest covers changed while the message did not): it counts as stored. A record not marked
+differ (a field the digest covers changed while the message did not): it counts as stored; one that says what it
+says with other metadata (an edit of formatting alone) writes the file's metadata over the stored message's in place
+(:func:`_refresh`), keeping its id and place and the keys a user set. A record not marked
 edited is older than a stored version of its identity that is (an older export ingested after a newer one): it counts
 as stored, replacing nothing.
 """
@@ -46,10 +48,10 @@ import signal
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, NamedTuple
 
-from hippo import Config, HippoError, InvalidInput, StoreError
+from hippo import Config, HippoError, InvalidInput, NotFound, StoreError
 from hippo.base.checks import check_namespace
 from hippo.base.timeutil import with_utc_offset
 from hippo.cli import progress
@@ -75,6 +77,8 @@ class _Group:
     held: int = 0                  # records after ``start`` with a time, skipped as messages the namespace holds
     outdated: tuple[int, ...] = ()  # stored messages an edited version of the file replaces, with its last batch
     carried: dict[str, dict[str, Any]] | None = None  # identity -> what a user set on its outdated versions
+    # stored messages a record is, but for the metadata the file writes: (id, its metadata, the file's), once taken
+    refreshed: list[tuple[int, dict[str, Any], dict[str, Any]]] = field(default_factory=list)
     named: str | None = None       # with --split, the namespace named after it, when its records go to another
     found: bool = False            # ... where an earlier export stored the chat
 
@@ -223,9 +227,13 @@ class _Held:
         self.digests: Counter = Counter()
         self.keys: Counter = Counter()
         self.same: Counter = Counter()  # (identity, digest of _key): stored with a record's identity, saying what it says
+        # (identity, digest of _key less the metadata) -> (id, metadata) of the stored messages of a record's identity
+        # that say what it says, of other metadata
+        self.refresh: dict[tuple[str, bytes], list[tuple[int, dict[str, Any]]]] = {}
+        self.refreshed: list[tuple[int, dict[str, Any], dict[str, Any]]] = []  # (id, metadata, the file's), taken
 
     def __bool__(self) -> bool:
-        return bool(self.digests) or bool(self.keys) or bool(self.same)
+        return bool(self.digests) or bool(self.keys) or bool(self.same) or bool(self.refresh)
 
     def take(self, view, source: Source, rec: Record) -> bool:
         """Whether a stored message stands for ``rec``: its digest first, else its identity and what it says, else
@@ -234,15 +242,18 @@ class _Held:
         if digest is not None and self.digests[digest] > 0:
             self.digests[digest] -= 1
             return True
-        if not self.keys and not self.same:
+        if not self.keys and not self.same and not self.refresh:
             return False
         key = _record_key(view.config, source, rec)
         d = _digest(key)
-        if self.same:
-            ident = _source_ident(rec)
-            if ident is not None and self.same[ident, d] > 0:
-                self.same[ident, d] -= 1
-                return True
+        ident = _source_ident(rec) if self.same or self.refresh else None
+        if ident is not None and self.same[ident, d] > 0:
+            self.same[ident, d] -= 1
+            return True
+        if ident is not None and self.refresh.get((ident, _digest(key[:5]))):
+            id_, metadata = self.refresh[ident, _digest(key[:5])].pop()
+            self.refreshed.append((id_, metadata, _refreshed(metadata, _checked(view.config, source, rec).metadata)))
+            return True
         if key[3] is None:
             return False
         if self.keys[d] > 0:
@@ -274,9 +285,7 @@ def _held(view, source: Source, g: _Group) -> _Held:
     if g.first is None and not mine:
         return held
     lo, hi = (None, None) if g.first is None else (round(g.first, 3), round(g.last, 3))
-    earlier: dict[str, list[tuple[int, bytes, bool, bool]]] = {}  # identity -> stored versions the file does not
-                                                                  # have, each with whether the export marked it
-                                                                  # edited and whether it is in ``held.keys``
+    earlier: dict[str, list[_Version]] = {}  # identity -> stored versions the file does not have
     stored = view.engine.records()
     try:
         for r in stored:
@@ -289,20 +298,26 @@ def _held(view, source: Source, g: _Group) -> _Held:
             key = _digest(_key(r["text"], r["speaker"], r["role"], ts, r["session_id"], r["metadata"]))
             timed = ts is not None and lo is not None and lo <= round(ts, 3) <= hi
             if digest is not None and ident is not None and ident in idents:
-                earlier.setdefault(ident, []).append((r["id"], key, _edited(r["metadata"]), timed))
+                earlier.setdefault(ident, []).append(_Version(
+                    r["id"], key, _edited(r["metadata"]), timed,
+                    _digest(_key(r["text"], r["speaker"], r["role"], ts, r["session_id"], {})[:5]), r["metadata"]))
             if timed:
                 held.keys[key] += 1
     finally:
         stored.close()
     del mine, idents
     if earlier:
-        g.outdated, older, same = _outdated(view, source, g, earlier)
+        g.outdated, older, same, refresh = _outdated(view, source, g, earlier)
         for digest in older:  # a version before the one stored: held as that one
             held.digests[digest] += 1
         for ident, key, timed in same:  # held by its identity and what it says, whatever its time
             held.same[ident, key] += 1
             if timed:
                 held.keys[key] -= 1
+        for ident, v in refresh:  # held by its identity and what it says, its metadata the file's
+            held.refresh.setdefault((ident, v.words), []).insert(0, (v.id, v.metadata))
+            if v.timed:
+                held.keys[v.key] -= 1
     if g.start and held:
         records = g.each()
         try:
@@ -321,8 +336,25 @@ def _edited(metadata: Any) -> bool:
     return isinstance(metadata, dict) and metadata.get("edited") is True
 
 
-def _outdated(view, source: Source, g: _Group, earlier: dict[str, list[tuple[int, bytes, bool, bool]]]
-              ) -> tuple[tuple[int, ...], list[str], list[tuple[str, bytes, bool]]]:
+class _Version(NamedTuple):
+    """A stored message of the identity of one of the file's records, of a digest none of them has."""
+
+    id: int
+    key: bytes        # digest of its _key
+    edited: bool      # whether the export marked it edited
+    timed: bool       # whether it is in _Held.keys
+    words: bytes      # digest of its _key less the metadata
+    metadata: dict[str, Any]
+
+
+def _refreshed(stored: dict[str, Any], read: dict[str, Any]) -> dict[str, Any]:
+    """The metadata of a stored message given the metadata the file writes for it now (``read``): the file's keys
+    (``READ_KEYS``) as the file writes them, the others (a user's, the gate's) as they are."""
+    return {**{k: v for k, v in stored.items() if k not in READ_KEYS}, **read}
+
+
+def _outdated(view, source: Source, g: _Group, earlier: dict[str, list[_Version]]
+              ) -> tuple[tuple[int, ...], list[str], list[tuple[str, bytes, bool]], list[tuple[str, _Version]]]:
     """The ids of the stored messages that a record of the file stands for in a later version (an edit): stored with
     a record's identity, but neither its digest nor what it says. A stored message that says what one of the file's
     records of its identity says is that record, not an earlier version of it: a field the digest covers changed
@@ -331,8 +363,11 @@ def _outdated(view, source: Source, g: _Group, earlier: dict[str, list[tuple[int
     are an earlier version of a stored message: none of their identity's records is marked edited while a stored
     version is (an edit cannot be undone: the export of an older copy of the chat), which stay as they are. And
     those stored messages that are a record (identity, digest of :func:`_key`, whether in ``_Held.keys``), held as
-    it whether or not they have a time."""
+    it whether or not they have a time. And those that say what a record of their identity says (its text, speaker,
+    role, time and session) with other metadata (Telegram's ``edited`` on a change of formatting alone, a field the
+    file writes now): the record, whose metadata is written over theirs in place, keeping their id and place."""
     says: dict[str, set[bytes]] = {}
+    words: dict[str, set[bytes]] = {}
     edited: set[str] = set()  # identities of which the file has an edited version
     digests: dict[str, list[str]] = {}
     records = g.each()
@@ -340,7 +375,9 @@ def _outdated(view, source: Source, g: _Group, earlier: dict[str, list[tuple[int
         for rec in records:
             ident = _source_ident(rec)
             if ident is not None and ident in earlier:
-                says.setdefault(ident, set()).add(_digest(_record_key(view.config, source, rec)))
+                key = _record_key(view.config, source, rec)
+                says.setdefault(ident, set()).add(_digest(key))
+                words.setdefault(ident, set()).add(_digest(key[:5]))
                 if _edited(rec.item.get("metadata")):
                     edited.add(ident)
                 digest = _source_digest(rec)
@@ -348,13 +385,14 @@ def _outdated(view, source: Source, g: _Group, earlier: dict[str, list[tuple[int
                     digests.setdefault(ident, []).append(digest)
     finally:
         records.close()
-    newer = {ident for ident, versions in earlier.items()
-             if ident not in edited and any(marked for _, _, marked, _ in versions)}
-    return (tuple(sorted(id_ for ident, versions in earlier.items() if ident not in newer
-                         for id_, key, _, _ in versions if key not in says.get(ident, ()))),
+    newer = {ident for ident, versions in earlier.items() if ident not in edited and any(v.edited for v in versions)}
+    current = [(ident, v) for ident, versions in earlier.items() if ident not in newer for v in versions]
+    return (tuple(sorted(v.id for ident, v in current
+                         if v.key not in says.get(ident, ()) and v.words not in words.get(ident, ()))),
             [digest for ident in newer for digest in digests.get(ident, ())],
-            [(ident, key, timed) for ident, versions in earlier.items() if ident not in newer
-             for _, key, _, timed in versions if key in says.get(ident, ())])
+            [(ident, v.key, v.timed) for ident, v in current if v.key in says.get(ident, ())],
+            [(ident, v) for ident, v in current
+             if v.key not in says.get(ident, ()) and v.words in words.get(ident, ())])
 
 
 def _kept(view, g: _Group) -> list[dict[str, Any]]:
@@ -389,6 +427,21 @@ class _Written:
         self.view = view
         self.ids: list[int] = []
         self.replaced: list[dict[str, Any]] | None = None
+        self.updated: list[tuple[int, dict[str, Any]]] = []  # (id, metadata before): messages whose metadata it wrote
+
+
+def _refresh(w: _Written, refreshed: list[tuple[int, dict[str, Any], dict[str, Any]]]) -> None:
+    """Write the file's metadata over that of the stored messages its records are (:attr:`_Group.refreshed`), each
+    message keeping its id and place; after the group's last batch, so a run that fails before leaves them as they
+    were, and one killed between does them when run again."""
+    for id_, before, metadata in refreshed:
+        if metadata != before:
+            with _interrupt_after():
+                try:
+                    w.view.update(id_, metadata=metadata)
+                except NotFound:  # deleted meanwhile (hippo forget in another process): nothing to write over
+                    continue
+                w.updated.append((id_, before))
 
 
 def _undo(written: list[_Written]) -> str | None:
@@ -404,9 +457,17 @@ def _undo(written: list[_Written]) -> str | None:
     try:
         if writes:
             written[0].view.write_many(writes)
+        for w in written:
+            while w.updated:
+                id_, before = w.updated[-1]
+                w.view.update(id_, metadata=before)
+                w.updated.pop()
         return None
     except (HippoError, OSError) as exc:
         left = sum(len(w.ids) for w in written)
+        if not left:
+            kept = sum(len(w.updated) for w in written)
+            return f"putting back the metadata it wrote failed too ({exc}): {messages(kept)} keep the file's"
         return (f"undoing it failed too ({exc}): up to {left} of its messages remain (an edited message stored "
                 f"whole: its new version, or its earlier one); running the same command again resumes after them")
 
@@ -494,6 +555,8 @@ def _store(mem, source: Source, groups: list[_Group], batch: int, label: str) ->
                     items = after
                 if kept is not None and w.replaced is None:  # no new message to store with the replacement
                     _add(w, [], g, kept)
+                g.refreshed = held.refreshed
+                _refresh(w, g.refreshed)
                 bar.update(g.held)
                 stored += g.held
                 if stored != g.n:  # the file read otherwise than when it was checked
@@ -518,6 +581,9 @@ def _store(mem, source: Source, groups: list[_Group], batch: int, label: str) ->
         elif g.named is not None:
             print(f"{g.named}: the chat is in {g.namespace}: {g.named} holds another chat, stored under this name by "
                   f"an earlier export")
+        if g.refreshed:
+            print(f"{g.namespace}: {messages(len(g.refreshed))} of the file's {n} stored with other metadata (a field "
+                  f"the export writes differently now) took the file's, in place")
         if g.outdated:
             print(f"{g.namespace}: {messages(done - g.held)} added; {messages(g.start + g.held)} of the file's {n} "
                   f"were already stored; {messages(len(g.outdated))} stored before, whose edited version the file "
