@@ -29,9 +29,9 @@ _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+")
 _STARTS = {rx: anchors.starts(rx, 6) for rx in (_NUMBER_RE, _DEF_RE)}
 
 
-def _each(rx: re.Pattern, text: str, places: anchors.Places | None):
-    """``rx.finditer(text)`` (tried where its matches can begin when ``places`` of ``text`` are given)."""
-    return rx.finditer(text) if places is None else anchors.matches(rx, _STARTS[rx], places)
+def _each(rx: re.Pattern, places: anchors.Places):
+    """``rx.finditer`` of the text of ``places``, tried where its matches can begin (a short text: one pass)."""
+    return anchors.matches(rx, _STARTS[rx], places)
 
 
 def proper_nouns(text: str) -> list[str]:
@@ -50,16 +50,16 @@ def fingerprints(text: str, date_labels: list[str]) -> set[str]:
     """Seed 002 stage 4: the fact fingerprints of one message."""
     fp: set[str] = set()
     low = textnorm.regex_folded(text)
-    places = anchors.Places(text, low) if len(text) >= anchors.LONG else None
+    places = anchors.Places(text, low)
     if _DIGIT_RE.search(text):  # every number holds a digit: a message without one (most chat) skips the pattern
-        fp.update("n:" + m.group(0).lower().strip("$") for m in _each(_NUMBER_RE, text, places))
+        fp.update("n:" + m.group(0).lower().strip("$") for m in _each(_NUMBER_RE, places))
     fp.update("p:" + w.lower() for w in proper_nouns(text))
     fp.update("d:" + d for d in date_labels)
     lw = {w.lower() for w in textnorm.words(text)}
     fp.update("e:" + w for w in lw & EVENT_WORDS)
     if any(w in low for w in _DEF_NEEDS):  # every match holds one: most messages hold none, and it is not run
         fp.update("def:" + m.group(1).lower() + "=" + m.group(2).lower().strip()
-                  for m in _each(_DEF_RE, text, places))
+                  for m in _each(_DEF_RE, places))
     return fp
 
 

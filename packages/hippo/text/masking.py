@@ -278,7 +278,7 @@ def _small(text: str, m: re.Match) -> Iterator[re.Match]:
     if kind == "L":
         yield m
     elif kind == "S":
-        yield _Short(m)
+        yield _Span("S", m.start(), m.end())
     else:
         yield from _FIELDS.finditer(text, m.start(), m.end())
 
@@ -348,24 +348,6 @@ class _Span:
 
     def end(self) -> int:
         return self._end
-
-
-class _Short:
-    """A field of the kind ``S`` (:func:`_small_kind`) where :func:`form` reads a match of the kind ``L``."""
-
-    lastgroup = "S"
-
-    def __init__(self, m: re.Match) -> None:
-        self._m = m
-
-    def start(self) -> int:
-        return self._m.start()
-
-    def end(self) -> int:
-        return self._m.end()
-
-    def group(self, *args) -> str:
-        return self._m.group(*args)
 
 
 def form(text: str) -> tuple[str, int] | None:

@@ -66,9 +66,10 @@ def _holds(low: str, needs: tuple[str, ...]) -> bool:
     return False
 
 
-def _found(rx: re.Pattern, t: str, places: anchors.Places | None) -> bool:
-    """Whether ``rx`` matches in ``t`` (tried where its matches can begin when ``places`` of ``t`` are given)."""
-    return rx.search(t) is not None if places is None else anchors.search(rx, _STARTS[rx], places)
+def _found(rx: re.Pattern, places: anchors.Places) -> bool:
+    """Whether ``rx`` matches in the text of ``places``, tried where its matches can begin (a short text: one
+    pass)."""
+    return anchors.search(rx, _STARTS[rx], places)
 
 
 def salience(text: str) -> tuple[float, str]:
@@ -77,13 +78,13 @@ def salience(text: str) -> tuple[float, str]:
     t = text.strip()
     found = textnorm.words(t)
     low = textnorm.regex_folded(t)
-    places = anchors.Places(t, low) if len(t) >= anchors.LONG else None
+    places = anchors.Places(t, low)
     category = "other"
-    if (_holds(low, _CORRECT_NEEDS) or ("not " in low and " but" in low)) and _found(_CORRECT_RE, t, places):
+    if (_holds(low, _CORRECT_NEEDS) or ("not " in low and " but" in low)) and _found(_CORRECT_RE, places):
         category = "correction"
-    elif _holds(low, _COMMIT_NEEDS) and _found(_COMMIT_RE, t, places):
+    elif _holds(low, _COMMIT_NEEDS) and _found(_COMMIT_RE, places):
         category = "decision"
-    elif _holds(low, _RELATION_NEEDS) and _found(_RELATION_RE, t, places):
+    elif _holds(low, _RELATION_NEEDS) and _found(_RELATION_RE, places):
         category = "relationship"
     if len(t) <= 50:
         if category == "decision":
@@ -98,8 +99,8 @@ def salience(text: str) -> tuple[float, str]:
     digit = _DIGIT_RE.search(t) is not None
     score = min(0.35, 0.35 * len(t) / 300.0)
     score += 0.2 if digit else 0.0
-    score += 0.15 if (digit or _holds(low, _DATE_NEEDS)) and _found(_DATE_RE, t, places) else 0.0
-    score += 0.1 if _holds(low, _EMOTION_NEEDS) and _found(_EMOTION_RE, t, places) else 0.0
+    score += 0.15 if (digit or _holds(low, _DATE_NEEDS)) and _found(_DATE_RE, places) else 0.0
+    score += 0.1 if _holds(low, _EMOTION_NEEDS) and _found(_EMOTION_RE, places) else 0.0
     score += 0.1 if any(w[:1].isupper() for w in found[1:]) else 0.0
     score += {"decision": 0.25, "correction": 0.2, "relationship": 0.1}.get(category, 0.0)
     return float(min(1.0, score)), category

@@ -2813,14 +2813,11 @@ def find(text: str, now: float | None, offset: float | None = None) -> list[Time
 
 
 def _on_calendar(now: float | None, offset: float | None) -> tuple[float | None, float | None]:
-    """(``now`` moved onto the calendar of ``offset``, the offset) when both are known and the local day is one a
-    datetime holds; (``now``, None) otherwise: the UTC day is read."""
-    if now is None or offset is None or now != now or offset != offset:
+    """(``now`` moved onto the calendar of ``offset``, the offset) when both are known; (``now``, None) otherwise: the
+    UTC day is read. The callers pass a checked ``now`` (:func:`_checked_now`, within the years read) and offset
+    (within a day), so the local day is one a datetime holds."""
+    if now is None or offset is None:
         return now, None
-    try:
-        datetime.fromtimestamp(now + offset, tz=timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        return now, None  # the local day is past the years a datetime holds
     return now + offset, offset
 
 
@@ -2923,8 +2920,7 @@ def _listed_days(name: str, m: re.Match, ref: TimeRef) -> list[tuple[int, int, T
         own = TimeRef(d.timestamp(), (d + timedelta(days=1)).timestamp(), "day", ref.phrase, False, False)
     out.append((m.start(), m.end(), own))
     out.sort(key=lambda t: t[0])
-    # the named day first: it is the one the message's event time is read from, as before
-    return [t for t in out if t[2] is own] + [t for t in out if t[2] is not own]
+    return out
 
 
 # "the week of November 6", "the week of 6 November": the seven days from the day named (the week a planner names by
@@ -2960,7 +2956,7 @@ def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], 
         lang = _has_lang_word(low)
         if not lang:
             return []
-    ref_dt = datetime.fromtimestamp(now, tz=timezone.utc) if now is not None and now == now else None
+    ref_dt = datetime.fromtimestamp(now, tz=timezone.utc) if now is not None else None
     spans: list[tuple[int, int, TimeRef]] = []
     # the spans taken so far, disjoint, by start (their ends then ascend too): a match overlaps one of them iff it
     # overlaps the last one starting before it ends (a long message with code holds hundreds of numbers)
@@ -3015,8 +3011,6 @@ def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], 
             if ref is None:
                 continue
             listed = _listed_days(name, m, ref) if name in _LISTING else ()
-            if listed:
-                ref = listed[0][2]  # "March 3 and 5, 2024": the year said after the list is the first day's too
             # a time past the years read keeps its words: "Dec 31" of "Dec 31, 9999" is no date
             for a, b, ref in listed or ((a, b, ref),):
                 k = bisect_left(starts, b)
