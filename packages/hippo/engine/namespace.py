@@ -102,13 +102,12 @@ class Replacing:
     """The messages a write deletes in its own transaction (:meth:`Namespace.write`): ``ids`` and, when
     ``by_filter``, every message ``pred`` admits instead (read before the write; those another handle adds
     meanwhile judged in its transaction). With ``pred``, a message is deleted only if its row, read in the write's
-    transaction, still satisfies it. The ids deleted are added to ``deleted``."""
+    transaction, still satisfies it."""
 
     def __init__(self, ids: list[int] | None = None, pred: Predicate | None = None) -> None:
         self.ids = list(ids or [])
         self.pred = pred
         self.by_filter = ids is None
-        self.deleted: list[int] = []
 
 
 class Namespace:
@@ -233,8 +232,6 @@ class Namespace:
         """Bring this namespace's followers up to a write that committed (``rows`` appended, ``gone`` deleted);
         returns the items stored. Caller holds the write lock, and scrubs the store's files when ``gone``."""
         state = w.state
-        if w.replacing is not None:
-            w.replacing.deleted.extend(gone)
         # From here on the messages are committed: what follows maintains derived, process-local state and must
         # not raise, or a caller that retries would store them twice. A failure invalidates the state, which
         # the next use rebuilds from the store (its snapshots and the change feed).
