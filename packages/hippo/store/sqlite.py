@@ -718,13 +718,8 @@ class SQLiteStore(Store):
                 codes: Any = None, expect: int | None = None) -> tuple[list[MessageRow], list[int]]:
         if codes is not None and len(codes) != len(messages):
             raise InvalidInput(f"codes: {len(codes)} rows for {len(messages)} messages")
-        wanted = sorted({int(i) for i in ids})
         with self.transaction("replacing messages") as db:
-            self._expect(db, namespace, expect)
-            # the messages that go are read before the new ones are stored: none of those can be among them
-            found = self._doomed(db, namespace, wanted, where, None, after_seq)
-            out = self._append_in(db, namespace, messages, codes) if messages else []
-            gone = self._delete_in(db, namespace, found)
+            out, gone = self._replace_in(db, Replace(namespace, messages, ids, where, after_seq, codes, expect))
         if gone:
             self.scrub()
         return out, gone
@@ -737,15 +732,21 @@ class SQLiteStore(Store):
         # BEGIN IMMEDIATE takes the file's one write lock: every namespace at once, so no order to keep
         with self.transaction("writing several namespaces") as db:
             for p in parts:
-                self._expect(db, p.namespace, p.expect)
-                found = self._doomed(db, p.namespace, sorted({int(i) for i in p.ids}), p.where, None, p.after_seq)
-                rows = self._append_in(db, p.namespace, p.messages, p.codes) if p.messages else []
-                out.append((rows, self._delete_in(db, p.namespace, found)))
+                out.append(self._replace_in(db, p))
                 for id, metadata in (p.updates or {}).items():
                     self._update_in(db, p.namespace, id, metadata)
         if any(gone for _, gone in out):
             self.scrub()
         return out
+
+    def _replace_in(self, db, p: Replace) -> tuple[list[MessageRow], list[int]]:
+        """One namespace's part of a replacing write, inside the caller's transaction: the version checked, the
+        messages that go read before the new ones are stored (none of those can be among them), the new ones
+        appended, the others deleted."""
+        self._expect(db, p.namespace, p.expect)
+        found = self._doomed(db, p.namespace, sorted({int(i) for i in p.ids}), p.where, None, p.after_seq)
+        rows = self._append_in(db, p.namespace, p.messages, p.codes) if p.messages else []
+        return rows, self._delete_in(db, p.namespace, found)
 
     def _expect(self, db, namespace: str, expect: int | None) -> None:
         """Raise ``Changed`` unless the namespace's latest change is ``expect`` (None: no check); inside the caller's
