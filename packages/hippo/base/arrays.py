@@ -155,9 +155,6 @@ class RowMap(Mapping):
         self._d = dict(zip((at + self._base).tolist(), slots[at].tolist()))
         self._base, self._rows, self._n = 0, array("i"), 0
 
-    def __setitem__(self, key: int, row: int) -> None:
-        self.append([key], row)
-
     def get(self, key, default=None):
         d = self._d
         if d is not None:

@@ -69,17 +69,14 @@ class Pieces(NamedTuple):
 
 
 def encode(kind: str, fp: Fingerprint, meta: dict[str, Any], arrays: dict[str, np.ndarray],
-           config: Any = None, pieces: Pieces | None = None, spill: bool = False) -> bytes | snapshot.Blob:
-    """The blob of ``kind``; ``spill``: a :class:`snapshot.Blob` (written to a temporary file as it is deflated, and
-    to the store a chunk at a time: a large snapshot is never held whole), to be closed by the caller."""
+           config: Any = None, pieces: Pieces | None = None) -> snapshot.Blob:
+    """The blob of ``kind``: a :class:`snapshot.Blob` (written to a temporary file as it is deflated, and to the store
+    a chunk at a time: a large snapshot is never held whole), to be closed by the caller."""
     head = {"format": FORMAT, "kind": kind, "covers": [fp.generation, fp.next_seq, fp.version],
             "config": config, "body": meta}
     out: list[snapshot.Pieces] = []
     reuse = pieces.reuse if pieces is not None else None
-    if spill:
-        blob: bytes | snapshot.Blob = snapshot.Blob.dump(head, arrays, level=_LEVEL, reuse=reuse, pieces=out)
-    else:
-        blob = snapshot.dump(head, arrays, level=_LEVEL, reuse=reuse, pieces=out)
+    blob = snapshot.Blob.dump(head, arrays, level=_LEVEL, reuse=reuse, pieces=out)
     if pieces is not None:
         pieces.made[pieces.kind] = out[0]
     return blob

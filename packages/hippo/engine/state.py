@@ -1365,7 +1365,7 @@ class NamespaceState:
                 if truth_ready:
                     meta["truth"], tarrays = self.truth.to_snapshot()
                     arrays.update(persist.join(truth=tarrays))
-                payloads[persist.INDEX] = persist.encode(persist.INDEX, fp, meta, arrays, pieces=reuse, spill=True)
+                payloads[persist.INDEX] = persist.encode(persist.INDEX, fp, meta, arrays, pieces=reuse)
                 del meta, arrays, imeta, iarrays  # not held through the lifecycle's save
                 if truth_ready:
                     del tarrays
@@ -1380,12 +1380,12 @@ class NamespaceState:
                         reuse = self._pieces_of(persist.LIFE, pieces, opened)
                         lmeta, larrays = life.to_snapshot()
                         payloads[persist.LIFE] = persist.encode(persist.LIFE, fp, lmeta, larrays, life.settings(),
-                                                                pieces=reuse, spill=True)
+                                                                pieces=reuse)
                         del lmeta, larrays
                         payloads.update({k: None for k in (persist.ACCESS, *persist.LEGACY)})
                     elif life.accessed:
                         ameta, aarrays = life.to_access_snapshot()
-                        payloads[persist.ACCESS] = persist.encode(persist.ACCESS, fp, ameta, aarrays, spill=True)
+                        payloads[persist.ACCESS] = persist.encode(persist.ACCESS, fp, ameta, aarrays)
                     if persist.LIFE in payloads or persist.ACCESS in payloads:
                         # written only over the lifecycle and accesses this state merged: another handle's save
                         # in between (its reinforcements) is merged first, never replaced (see _merge_saved_life)
@@ -1402,7 +1402,7 @@ class NamespaceState:
                     pmeta, parrays = prof.to_snapshot()
                     payloads[persist.PROFILES] = persist.encode(
                         persist.PROFILES, fp, {"profiles": pmeta, "last_id": self._last_id()}, parrays,
-                        prof.settings(), spill=True)
+                        prof.settings())
             if not payloads:
                 return True
             # not written once another handle changed the namespace after ``fp``: a deletion this state has not
