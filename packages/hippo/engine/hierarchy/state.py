@@ -358,6 +358,10 @@ class Hierarchy:
                 [textnorm.stem(speaker.lower())]) if i >= 0]
         return list(got)
 
+    def _terms(self, stems: np.ndarray, speaker: str | None) -> tuple[int, ...]:
+        """A semantic's terms: the distinct stems of its words, then its speaker's (:func:`semantics.stem_terms`)."""
+        return sem_mod.stem_terms(dict.fromkeys(np.unique(stems).tolist() + self._speaker_stem(speaker)))
+
     def _insert_semantics(self, facts: list[tuple]) -> list[int]:
         """Dedup against existing semantics, then add the rest to the kNN graph and the themes in one batch."""
         if not facts:
@@ -398,7 +402,7 @@ class Hierarchy:
             else:
                 sid = self.sem_codes.append(codes[j])
                 new_at.append(j)
-                terms = sem_mod.stem_terms(dict.fromkeys(np.unique(stems).tolist() + self._speaker_stem(speaker)))
+                terms = self._terms(stems, speaker)
                 self.semantics[sid] = Semantic(sid, text, speaker, list(dict.fromkeys(mids)), [eid], terms, seq, ts,
                                                float(sal), llm, span=span, unit=self._unit)
                 self.created.append(("semantic", sid))
@@ -717,14 +721,14 @@ class Hierarchy:
                 for (sid, src, span, stems, sal), c in zip(facts, codes):
                     text = sem_mod.render(src.speaker, tokenizer.decode_span(
                         np.asarray(src.tokens[span[0] : span[1]], dtype=np.uint32)).strip())
-                    terms = sem_mod.stem_terms(dict.fromkeys(np.unique(stems).tolist() + h._speaker_stem(src.speaker)))
+                    terms = h._terms(stems, src.speaker)
                     h.semantics[sid] = Semantic(sid, text, src.speaker, [src.id], [h.msg_episode.get(src.id, -1)],
                                                 terms, src.seq, src.ts, sal, False, span=span, unit=unit)
                     h.sem_codes.set(sid, c)
         for key, (text, speaker, mids, eids, seq, ts) in bulk["llm_semantics"].items():
             sid = int(key)
             stems = V.text_stems(text)
-            terms = sem_mod.stem_terms(dict.fromkeys(np.unique(stems).tolist() + h._speaker_stem(speaker)))
+            terms = h._terms(stems, speaker)
             h.semantics[sid] = Semantic(sid, text, speaker, list(mids), list(eids), terms, seq, ts, 1.0, True)
         for sid, code in zip(bulk["llm_semantics"], arrays["llm_codes"]):
             h.sem_codes.set(int(sid), code)
