@@ -246,6 +246,14 @@ def _lookup(source: Any, key: str) -> Any:
 #: how the text of an answer that only calls tools begins (``calls_text``)
 _CALLS_TEXT = "[tool call "
 
+
+def _words_alone(role: str, text: str) -> tuple[str, str] | None:
+    """An answer that said something and called tools as a thread stored by an earlier release holds it: (role, its
+    words alone); None for any other message."""
+    if role == "assistant" and f"\n{_CALLS_TEXT}" in text:
+        return role, text.split(f"\n{_CALLS_TEXT}", 1)[0]
+    return None
+
 # Python 3.11 gave asyncio tasks a context: before it, LangGraph cannot hand an async node its config
 _ASYNC_RUNS_SHOW_CONFIG = sys.version_info >= (3, 11)
 
@@ -258,12 +266,6 @@ def _current_config() -> Mapping[str, Any] | None:
         return get_config() or {}
     except RuntimeError:
         return None
-
-
-def _typed(message: BaseMessage) -> bool:
-    """Whether ``message`` is a message the user typed: a human message neither a notification nor a tool's results
-    (:func:`tool_results`)."""
-    return isinstance(message, HumanMessage) and not is_notification(message) and tool_results(message) is None
 
 
 def is_notification(message: BaseMessage) -> bool:
@@ -439,7 +441,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
         as hippo can ask it (:func:`query_text`: a pasted escape code or a paste past hippo's question length does
         not stop the agent), or None."""
         for message in reversed(messages):
-            if _typed(message):
+            if _role(message) == "user":
                 query = query_text(message_text(message) or "")
                 return query if query.strip() else None
         return None
@@ -456,9 +458,9 @@ class HippoMemoryMiddleware(AgentMiddleware):
             kwargs = message.additional_kwargs if isinstance(message, BaseMessage) else None
             if isinstance(kwargs, dict) and kwargs.get(TIME_KEY) is not None:
                 when = time_of(message, f"messages[{i}]", config, now, as_json=False, zone=zone)
-                if _typed(message):
+                if _role(message) == "user":
                     asked = when
-            elif _typed(message):
+            elif _role(message) == "user":
                 asked = now
         return asked
 
@@ -577,10 +579,9 @@ class HippoMemoryMiddleware(AgentMiddleware):
                 continue
             text = self._stored_text(m)
             shown.extend(record.said.get((role, text), ()))
-            if role == "assistant" and f"\n{_CALLS_TEXT}" in text:
-                # an answer that said something and called tools, which a thread stored by an earlier release holds
-                # as its words alone
-                shown.extend(record.said.get((role, text.split(f"\n{_CALLS_TEXT}", 1)[0]), ()))
+            older = _words_alone(role, text)
+            if older is not None:
+                shown.extend(record.said.get(older, ()))
         return shown
 
     @staticmethod
@@ -612,10 +613,8 @@ class HippoMemoryMiddleware(AgentMiddleware):
             for words in reversed(earlier):
                 last = j
                 j = find(words, last)
-                if j < 0 and words[0] == "assistant" and f"\n{_CALLS_TEXT}" in words[1]:
-                    # an answer that said something and called tools, which a thread stored by an earlier release
-                    # holds as its words alone
-                    j = find(("assistant", words[1].split(f"\n{_CALLS_TEXT}", 1)[0]), last)
+                if j < 0 and (older := _words_alone(*words)) is not None:
+                    j = find(older, last)
                 if j < 0 and words[0] == "assistant" and words[1].startswith(_CALLS_TEXT):
                     j = last  # an answer that only called tools, which a thread stored by an earlier release lacks
                     continue
