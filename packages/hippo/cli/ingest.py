@@ -250,8 +250,9 @@ class _Held:
         if ident is not None and self.same[ident, d] > 0:
             self.same[ident, d] -= 1
             return True
-        if ident is not None and self.refresh.get((ident, _digest(key[:5]))):
-            id_, metadata = self.refresh[ident, _digest(key[:5])].pop()
+        words = (ident, _digest(key[:5])) if self.refresh and ident is not None else None
+        if words is not None and self.refresh.get(words):
+            id_, metadata = self.refresh[words].pop()
             self.refreshed.append((id_, metadata, _refreshed(metadata, _checked(view.config, source, rec).metadata)))
             return True
         if key[3] is None:
@@ -295,12 +296,15 @@ def _held(view, source: Source, g: _Group) -> _Held:
                 continue
             ident = _stored_ident(r["metadata"])
             ts = r["timestamp"]
-            key = _digest(_key(r["text"], r["speaker"], r["role"], ts, r["session_id"], r["metadata"]))
             timed = ts is not None and lo is not None and lo <= round(ts, 3) <= hi
-            if digest is not None and ident is not None and ident in idents:
+            of_file = digest is not None and ident is not None and ident in idents
+            if not (timed or of_file):
+                continue  # neither a record of the file's time nor of its identities: none of the file's records
+            k = _key(r["text"], r["speaker"], r["role"], ts, r["session_id"], r["metadata"])
+            key = _digest(k)
+            if of_file:  # (what it says, ``k[:5]``, does not depend on the metadata)
                 earlier.setdefault(ident, []).append(_Version(
-                    r["id"], key, _edited(r["metadata"]), timed,
-                    _digest(_key(r["text"], r["speaker"], r["role"], ts, r["session_id"], {})[:5]), r["metadata"]))
+                    r["id"], key, _edited(r["metadata"]), timed, _digest(k[:5]), r["metadata"]))
             if timed:
                 held.keys[key] += 1
     finally:
