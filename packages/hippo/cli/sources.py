@@ -3617,7 +3617,6 @@ _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 _CHATGPT_UNSAID = {"thoughts", "reasoning_recap", "user_editable_context", "model_editable_context"}
 _CHATGPT_ROLES = ("user", "assistant", "system", "tool")
 _CLAUDE_ROLES = {"human": "user", "assistant": "assistant"}
-_CLAUDE_ROOT = "00000000-0000-4000-8000-000000000000"  # the parent_message_uuid of a conversation's first message
 
 
 def _read_assistant_archive(file: str, data: bytes | BinaryIO, encoding: str) -> Source | None:
