@@ -15,6 +15,7 @@ import pytest
 
 import hippo
 from hippo import StoreError
+from hippo.cli.sources import READ_KEYS
 from tests.cli.conftest import assert_one_line_error, cli, hippo_cmd, hippo_tty
 
 BEAM = Path(__file__).resolve().parents[3] / "shared" / "data" / "beam100k"
@@ -3159,6 +3160,8 @@ def test_the_bots_of_a_telegram_export_are_marked(tmp_path, capsys) -> None:
         ("Ann", {"telegram_id": 1, "from_id": "user1"}),
         ("DeployBot", {"telegram_id": 2, "from_id": "user555", "bot": True}),
         ("Ann", {"telegram_id": 3, "from_id": "user1", "via_bot": "@gif", "bot": True})]
+    # every key the reader writes is one a re-import of an edit does not carry as the user's (ingest._carried)
+    assert all(set(m["metadata"]) <= READ_KEYS for m in stored(db))
     # in a group the same account is no bot the export names; in an account's export the chat says it
     export["type"] = "private_group"
     f.write_text(json.dumps(export, indent=1), encoding="utf-8")

@@ -132,7 +132,7 @@ READ_KEYS = frozenset({
     DIGEST_KEY, SOURCE_ID_KEY, "attachments", "bot", "channel", "chat", "chat_id", "dia_id", "discord_id", "edited",
     "embeds", "forwarded_from", "from_id", "google_chat_id", "link", "pinned", "quote", "reactions", "reply_to",
     "sidechain", "slack_ts", "stickers", "telegram_id", "thread_ts", "tool_call_id", "tool_calls", "topic_id", "title",
-    "chatgpt_id", "claude_id", "model"})
+    "chatgpt_id", "claude_id", "model", "via_bot"})
 
 
 class SourceError(Exception):
