@@ -538,6 +538,16 @@ def _weak_past(clause: str, wd_end: int, lang: str) -> bool:
 # al cine")
 _OTHER_SENTENCE_END = re.compile(r"[.!?;\n¿¡]")
 _OTHER_THAT = re.compile(r"(?<!\w)(?:que|dass|daß|che|что|dat)(?!\w)|(?<!\w)qu'", re.I)
+
+
+def _other_sentence(text: str, a: int, b: int) -> tuple[int, int]:
+    """(start, end) of the sentence of another language that holds ``text[a:b]``: from the last sentence end before
+    it to the first after it, each looked for within 300 characters."""
+    start = max((e.end() for e in _OTHER_SENTENCE_END.finditer(text, max(0, a - 300), a)), default=max(0, a - 300))
+    end = _OTHER_SENTENCE_END.search(text, b)
+    return start, end.start() if end is not None else min(len(text), b + 300)
+
+
 # the words before the count that say back (-1) or ahead (1), and those after it; German "in" only before its
 # plural units of the dative ("in drei Wochen"): English "in 3 weeks" is the English pattern's. Spanish "en",
 # Portuguese "em" and Turkish "sonra" are left: "en tres meses aprendí inglés" is how long it took, "iki gün sonra"
@@ -1736,9 +1746,7 @@ def _other_bare_weekday(m: re.Match, today: datetime) -> TimeRef | None:
         return None
     if lang in ("fr", "it") and said[:1].isupper() and a and not _OTHER_SENTENCE_END.search(text[max(0, a - 3):a]):
         return None  # French and Italian write a weekday in lower case: "Domenica", "Samedi" inside a sentence are names
-    start = max((e.end() for e in _OTHER_SENTENCE_END.finditer(text, max(0, a - 300), a)), default=max(0, a - 300))
-    end = _OTHER_SENTENCE_END.search(text, b)
-    end = end.start() if end is not None else min(len(text), b + 300)
+    start, end = _other_sentence(text, a, b)
     comma = text.rfind(",", start, a)
     start = comma + 1 if comma >= 0 else start
     opens = not text[start:a].strip()
@@ -1776,9 +1784,8 @@ def _nl_month(m: re.Match, g: tuple, today: datetime | None) -> TimeRef | None:
     if lead is None and day is None and year is None:
         return None
     text, a, b = m.string, m.start(), m.end()
-    start = max((e.end() for e in _OTHER_SENTENCE_END.finditer(text, max(0, a - 300), a)), default=max(0, a - 300))
-    end = _OTHER_SENTENCE_END.search(text, b)
-    sentence = text[start:end.start() if end is not None else min(len(text), b + 300)]
+    start, end = _other_sentence(text, a, b)
+    sentence = text[start:end]
     if year is None and _NL_SENTENCE.search(sentence) is None:
         return None
     month = NL_MONTHS[word.lower()]
